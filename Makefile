@@ -1,0 +1,106 @@
+# Tiny Transformer: one Makefile.
+#   make               the libraries (float32 and float64) under build/
+#   make test          installs missing packages (make deps), builds and runs every Check suite
+#   make DEBUG=1 test  the same at -O0 with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench         builds and runs the benchmarks in bench/
+#   make deps          installs the Debian packages the build and tests need (as root)
+#   make clean
+# The library is compiled twice from the same sources: float32 (training) and float64
+# (-DTT_DOUBLE, for the gradient checks), so the checked code is the trained code.
+
+CC      ?= cc
+DEBUG   ?= 0
+PKGS    := openblas check libcjson
+
+ifeq ($(DEBUG),1)
+  BUILD   ?= build/debug
+  OPT     := -O0 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDSAN   := -fsanitize=address,undefined
+else
+  BUILD   ?= build
+  OPT     := -O2 -g
+  LDSAN   :=
+endif
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdouble-promotion \
+           -Werror
+# Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Isrc -MMD -MP $(PKG_CFLAGS)
+LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm
+
+LIB_SRC   := $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c)
+TEST_SRC  := $(wildcard tests/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+
+LIB32 := $(BUILD)/libtt_f32.a
+LIB64 := $(BUILD)/libtt_f64.a
+CHECK32 := $(BUILD)/check_f32
+CHECK64 := $(BUILD)/check_f64
+BENCH_MATMUL := $(BUILD)/bench_matmul
+
+.PHONY: all test bench deps deps-ok clean
+all: deps-ok
+	@$(MAKE) --no-print-directory libs
+
+.PHONY: libs runners
+libs: $(LIB32) $(LIB64)
+runners: $(CHECK32) $(CHECK64)
+
+$(BUILD)/f32/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC   $@"
+	@$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/f64/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC   $@"
+	@$(CC) $(CFLAGS_ALL) -DTT_DOUBLE -c $< -o $@
+
+$(LIB32): $(call obj,f32,$(LIB_SRC))
+	@rm -f $@
+	@echo "  AR   $@"
+	@ar rcs $@ $^
+
+$(LIB64): $(call obj,f64,$(LIB_SRC))
+	@rm -f $@
+	@echo "  AR   $@"
+	@ar rcs $@ $^
+
+$(CHECK32): $(call obj,f32,$(TEST_SRC)) $(LIB32)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+$(CHECK64): $(call obj,f64,$(TEST_SRC)) $(LIB64)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+$(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+# The float32 runner checks kernels against references and the graph machinery; the float64
+# runner adds the finite-difference gradient checks. Each prints Check's summary per suite.
+test: deps-ok
+	@$(MAKE) --no-print-directory runners
+	$(CHECK32)
+	$(CHECK64)
+
+bench: deps-ok
+	@$(MAKE) --no-print-directory $(BENCH_MATMUL)
+	$(BENCH_MATMUL)
+
+deps:
+	@scripts/deps.sh install
+
+# Quiet when everything is there; otherwise installs (root) or fails with the apt-get line.
+deps-ok:
+	@scripts/deps.sh ensure
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,94 @@
+/* graph.c: recording and replaying the tape (see graph.h). */
+#include "autograd/graph.h"
+
+#include <string.h>
+
+void tt_graph_init(tt_graph *g, tt_arena *arena, tt_rng *rng)
+{
+    *g = (tt_graph){.arena = arena, .be = tt_backend_get(arena->device), .device = arena->device,
+                    .training = true, .rng = rng};
+}
+
+void tt_graph_reset(tt_graph *g)
+{
+    tt_arena_reset(g->arena);
+    g->tail = NULL;
+    g->n_nodes = 0;
+    g->backward_done = false;
+}
+
+bool tt_graph_set_no_grad(tt_graph *g, bool no_grad)
+{
+    bool old = g->no_grad;
+    g->no_grad = no_grad;
+    return old;
+}
+
+tt_var tt_var_leaf(tt_tensor val, tt_tensor grad, bool requires_grad)
+{
+    if (requires_grad) {
+        TT_ASSERT_MSG(grad.data, "a leaf that requires grad needs a gradient buffer");
+        tt_assert_same_shape(val.shape, grad.shape, "leaf value and gradient");
+    }
+    return (tt_var){.val = val, .grad = grad, .requires_grad = requires_grad};
+}
+
+tt_var *tt_var_new(tt_graph *g, tt_shape s, tt_dtype dt)
+{
+    tt_var *v = tt_arena_alloc(g->arena, sizeof *v);
+    *v = (tt_var){.val = tt_arena_tensor(g->arena, s, dt)};
+    v->grad = tt_tensor_view(NULL, s, TT_REAL, g->device);
+    return v;
+}
+
+tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host, bool requires_grad)
+{
+    tt_var *v = tt_var_new(g, s, dt);
+    g->be->from_host(v->val.data, host, tt_tensor_bytes(&v->val));
+    TT_ASSERT_MSG(!requires_grad || dt == TT_REAL, "an int32 tensor cannot require grad");
+    v->requires_grad = requires_grad;
+    return v;
+}
+
+real *tt_var_grad(tt_graph *g, tt_var *v)
+{
+    if (!v->grad.data) {
+        v->grad = tt_arena_tensor(g->arena, v->val.shape, TT_REAL);
+        g->be->zero(v->grad.data, tt_tensor_bytes(&v->grad));
+    }
+    return v->grad.data;
+}
+
+real *tt_grad_or_null(tt_graph *g, tt_var *v)
+{
+    return v && v->requires_grad ? tt_var_grad(g, v) : NULL;
+}
+
+tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var *out, tt_var *a,
+                   tt_var *b, tt_var *c)
+{
+    bool needs = (a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad);
+    if (g->no_grad || !needs) return NULL;
+    TT_ASSERT_MSG(!g->backward_done, "%s: recording onto a tape that has already run backward; "
+                  "call tt_graph_reset first", op);
+    tt_node *n = tt_arena_alloc(g->arena, sizeof *n);
+    *n = (tt_node){.prev = g->tail, .op = op, .backward = backward, .out = out, .in = {a, b, c}};
+    out->requires_grad = true;
+    g->tail = n;
+    g->n_nodes++;
+    return n;
+}
+
+void tt_backward(tt_graph *g, tt_var *loss)
+{
+    TT_ASSERT_MSG(!g->backward_done, "backward called twice on one tape: gradients would be "
+                  "counted twice. HINT: tt_graph_reset between steps");
+    TT_ASSERT_MSG(loss->val.n == 1, "backward needs a scalar loss, got %lld elements",
+                  (long long)loss->val.n);
+    TT_ASSERT_MSG(loss->requires_grad, "backward on a value that does not require grad "
+                  "(no-grad mode, or no input requires grad)");
+    g->backward_done = true;
+    g->be->fill(tt_var_grad(g, loss), R(1), 1);
+    for (tt_node *n = g->tail; n; n = n->prev)
+        if (n->out->grad.data) n->backward(g, n);
+}

@@ -1,0 +1,80 @@
+/* graph.h: the tape. A tt_var is a value and (once something flows into it) a gradient; every
+ * differentiable op appends a tt_node that remembers its inputs, its output, what it saved and
+ * its backward function. tt_backward walks the tape in reverse.
+ *
+ * Lifetime: vars, nodes, values, saved tensors and intermediate gradients created while
+ * recording live in the graph's arena until tt_graph_reset (once per training step). Leaf vars
+ * made with tt_var_leaf (parameters, gradient-check inputs) live as long as their caller's
+ * memory and keep their gradients across resets. */
+#ifndef TT_GRAPH_H
+#define TT_GRAPH_H
+
+#include "tensor/arena.h"
+#include "tensor/backend.h"
+#include "tensor/rng.h"
+
+typedef struct tt_var {
+    tt_tensor val;
+    tt_tensor grad; /* grad.data is NULL until a gradient flows in (intermediates) */
+    bool requires_grad;
+} tt_var;
+
+typedef struct tt_graph tt_graph;
+typedef struct tt_node tt_node;
+typedef void (*tt_backward_fn)(tt_graph *g, tt_node *node);
+
+#define TT_NODE_INPUTS 3
+
+struct tt_node {
+    tt_node *prev;
+    const char *op;
+    tt_backward_fn backward;
+    tt_var *out;
+    tt_var *in[TT_NODE_INPUTS]; /* unused slots are NULL */
+    tt_tensor saved[2];         /* what backward needs beyond inputs and output */
+    real f[2];                  /* scalar arguments (scale, p, eps) */
+    int i[4];                   /* integer arguments (transposes, sizes) */
+};
+
+struct tt_graph {
+    tt_arena *arena;
+    const tt_backend *be;
+    tt_device device;
+    tt_node *tail;
+    int n_nodes;
+    bool no_grad;       /* record nothing; outputs do not require grad */
+    bool training;      /* dropout active */
+    bool backward_done; /* set by tt_backward; cleared by tt_graph_reset */
+    tt_rng *rng;        /* dropout masks; may be NULL when no dropout is used */
+};
+
+/* The graph does not own the arena or the rng. */
+void tt_graph_init(tt_graph *g, tt_arena *arena, tt_rng *rng);
+/* Forget the tape and everything allocated for it (one arena reset). */
+void tt_graph_reset(tt_graph *g);
+/* Returns the previous value. */
+bool tt_graph_set_no_grad(tt_graph *g, bool no_grad);
+
+/* A leaf over caller-owned value and gradient memory (grad.data may be NULL when
+ * requires_grad is false). */
+tt_var tt_var_leaf(tt_tensor val, tt_tensor grad, bool requires_grad);
+/* An arena var holding a copy of host data (a constant unless requires_grad). */
+tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host, bool requires_grad);
+/* A fresh arena var of the given shape (uninitialised value, no gradient yet). */
+tt_var *tt_var_new(tt_graph *g, tt_shape s, tt_dtype dt);
+/* The gradient buffer of v, allocated in the arena and zeroed on first use. */
+real *tt_var_grad(tt_graph *g, tt_var *v);
+/* The gradient buffer of v if v needs one, else NULL: what backward functions pass to kernels. */
+real *tt_grad_or_null(tt_graph *g, tt_var *v);
+
+/* Append a node for `op` producing `out` from up to three inputs, if recording: when the graph
+ * is in no-grad mode or no input requires a gradient, nothing is recorded and NULL returned. */
+tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var *out, tt_var *a,
+                   tt_var *b, tt_var *c);
+
+/* Seeds d(loss)/d(loss) = 1 and runs every node's backward in reverse order. `loss` must hold
+ * one element. A second call before tt_graph_reset aborts: the tape's gradients already hold
+ * one pass, and a second would silently double them. */
+void tt_backward(tt_graph *g, tt_var *loss);
+
+#endif

@@ -1,0 +1,47 @@
+/* ops.h: every differentiable op. Each returns a new var in the graph's arena and, when
+ * recording, appends its node; its backward sits right below it in ops_*.c.
+ * Shapes: "[..., C]" means any leading dims, flattened to rows N. */
+#ifndef TT_OPS_H
+#define TT_OPS_H
+
+#include "autograd/graph.h"
+
+/* op(a) op(b), with op(x) = x^T over the last two dims when the flag is set.
+ * a [..., M, K] (or [..., K, M]); b [K, N] (or [N, K]) shared across a's leading dims, or
+ * b with the same leading dims as a (batched). Out [..., M, N]. */
+tt_var *tt_matmul(tt_graph *g, tt_var *a, tt_var *b, bool ta, bool tb);
+/* x [..., in] W^T + bias, W [out, in], bias [out] or NULL: PyTorch's Linear. */
+tt_var *tt_linear(tt_graph *g, tt_var *x, tt_var *w, tt_var *bias);
+
+/* a + b, same shapes */
+tt_var *tt_add(tt_graph *g, tt_var *a, tt_var *b);
+/* x [..., C] + bias [C] */
+tt_var *tt_add_bias(tt_graph *g, tt_var *x, tt_var *bias);
+/* a * b elementwise, same shapes */
+tt_var *tt_mul(tt_graph *g, tt_var *a, tt_var *b);
+/* s * x */
+tt_var *tt_scale(tt_graph *g, tt_var *x, real s);
+
+tt_var *tt_relu(tt_graph *g, tt_var *x);
+/* erf form, as torch.nn.functional.gelu(approximate='none') */
+tt_var *tt_gelu(tt_graph *g, tt_var *x);
+/* Inverted dropout with probability p in [0,1), masks from g->rng. Identity (x itself) when
+ * p == 0 or the graph is not training. */
+tt_var *tt_dropout(tt_graph *g, tt_var *x, real p);
+
+/* softmax over the last dim of x [..., C] */
+tt_var *tt_softmax(tt_graph *g, tt_var *x);
+/* LayerNorm over the last dim: x [..., C], weight [C], bias [C] */
+tt_var *tt_layernorm(tt_graph *g, tt_var *x, tt_var *weight, tt_var *bias, real eps);
+
+/* weight [V, C] gathered by tokens [...] (int32): out [..., C] */
+tt_var *tt_embedding(tt_graph *g, tt_var *weight, tt_var *tokens);
+
+/* Mean cross-entropy of logits [..., V] against int32 targets [...]; targets of -100 are
+ * ignored. Out: a scalar [1]. */
+tt_var *tt_cross_entropy(tt_graph *g, tt_var *logits, tt_var *targets);
+/* Scalar [1] sum / mean of every element. */
+tt_var *tt_sum(tt_graph *g, tt_var *x);
+tt_var *tt_mean(tt_graph *g, tt_var *x);
+
+#endif

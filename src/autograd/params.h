@@ -1,0 +1,40 @@
+/* params.h: named parameters over one contiguous buffer, and their gradients over a second of the
+ * same layout (llm.c's lesson): zeroing every gradient is one memset, an optimizer is one loop,
+ * a checkpoint is one write, a host-device copy is one copy.
+ *
+ * Use: tt_params_add each parameter (name, shape), then tt_params_finalize once, which allocates
+ * both buffers on the device and points every var into them. The vars returned by tt_params_add
+ * stay valid (their data pointers are set by finalize) until tt_params_free. */
+#ifndef TT_PARAMS_H
+#define TT_PARAMS_H
+
+#include "autograd/graph.h"
+
+#define TT_PARAM_NAME 96
+
+typedef struct tt_param {
+    char name[TT_PARAM_NAME];
+    tt_var var;
+    int64_t offset; /* in elements, into data and grad */
+} tt_param;
+
+typedef struct tt_params {
+    tt_device device;
+    tt_param **items;
+    int n, cap;
+    int64_t numel;
+    real *data; /* all values, one buffer, owned */
+    real *grad; /* all gradients, same layout, owned */
+} tt_params;
+
+void tt_params_init(tt_params *ps, tt_device dev);
+tt_var *tt_params_add(tt_params *ps, const char *name, tt_shape s);
+/* Allocates data and grad (grad zeroed, data uninitialised). */
+void tt_params_finalize(tt_params *ps);
+/* One memset of every gradient. */
+void tt_params_zero_grad(tt_params *ps);
+/* NULL when absent. */
+tt_param *tt_params_find(const tt_params *ps, const char *name);
+void tt_params_free(tt_params *ps);
+
+#endif

@@ -1,0 +1,108 @@
+/* backend.h: the per-device kernel table. Autograd reaches every kernel through this table, so a
+ * device adds one file that fills a tt_backend and nothing above src/tensor changes.
+ *
+ * Conventions for every kernel (llm.c's):
+ *   - arguments: outputs first, then saved values, inputs, weights, sizes;
+ *   - all pointers are device pointers of the backend; sizes: N rows, C columns (channels),
+ *     V vocabulary/classes, n a flat element count;
+ *   - forward kernels overwrite their outputs; backward kernels ADD into gradient buffers
+ *     (dinp += ..., cuBLAS beta = 1), so a tensor used twice gets both contributions;
+ *   - a backward gradient pointer may be NULL when that input needs no gradient. */
+#ifndef TT_BACKEND_H
+#define TT_BACKEND_H
+
+#include "tensor/rng.h"
+#include "tensor/tensor.h"
+
+typedef struct tt_backend {
+    const char *name;
+
+    /* memory */
+    void *(*alloc)(size_t bytes); /* aborts with the size on failure */
+    void (*free)(void *p);
+    void (*zero)(void *p, size_t bytes);
+    void (*copy)(void *dst, const void *src, size_t bytes);      /* device to device */
+    void (*to_host)(void *dst, const void *src, size_t bytes);   /* device to host */
+    void (*from_host)(void *dst, const void *src, size_t bytes); /* host to device */
+    void (*fill)(real *x, real value, int64_t n);
+
+    /* threads for the kernels and the BLAS; 0 means all cores */
+    void (*set_threads)(int n);
+    int (*get_threads)(void);
+
+    /* C = alpha * op(A) op(B) + beta * C, row-major, op(X) = X^T when tX; repeated `batch`
+     * times with element strides sA, sB, sC between the matrices (stride 0 = shared).
+     * A (M,K) or (K,M) with leading dimension lda; B (K,N) or (N,K), ldb; C (M,N), ldc. */
+    void (*gemm)(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                 int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
+                 int64_t sC, int batch);
+
+    /* y += alpha * x  (n): the backward of add and scale */
+    void (*axpy)(real *y, real alpha, const real *x, int64_t n);
+    /* out = a + b  (n) */
+    void (*add_forward)(real *out, const real *a, const real *b, int64_t n);
+    /* out = s * inp  (n) */
+    void (*scale_forward)(real *out, const real *inp, real s, int64_t n);
+    /* out (N,C) = inp (N,C) + bias (C); out may equal inp */
+    void (*bias_forward)(real *out, const real *inp, const real *bias, int64_t N, int C);
+    /* dbias (C) += column sums of dout (N,C) */
+    void (*bias_backward)(real *dbias, const real *dout, int64_t N, int C);
+    /* out = a * b elementwise (n); da += dout * b, db += dout * a */
+    void (*mul_forward)(real *out, const real *a, const real *b, int64_t n);
+    void (*mul_backward)(real *da, real *db, const real *dout, const real *a, const real *b,
+                         int64_t n);
+
+    /* out = max(inp, 0); dinp += dout * (inp > 0) */
+    void (*relu_forward)(real *out, const real *inp, int64_t n);
+    void (*relu_backward)(real *dinp, const real *inp, const real *dout, int64_t n);
+    /* out = inp * Phi(inp) (erf form); dinp += dout * (Phi(inp) + inp * phi(inp)) */
+    void (*gelu_forward)(real *out, const real *inp, int64_t n);
+    void (*gelu_backward)(real *dinp, const real *inp, const real *dout, int64_t n);
+
+    /* out (N,C) = softmax of each row of inp (N,C), max subtracted; a row of all -inf gives
+     * zeros. dinp += out * (dout - sum(dout * out)) per row. */
+    void (*softmax_forward)(real *out, const real *inp, int64_t N, int C);
+    void (*softmax_backward)(real *dinp, const real *out, const real *dout, int64_t N, int C);
+
+    /* out (N,C) = (inp - mean) * rstd * weight + bias per row, saving mean (N), rstd (N). */
+    void (*layernorm_forward)(real *out, real *mean, real *rstd, const real *inp,
+                              const real *weight, const real *bias, int64_t N, int C, real eps);
+    void (*layernorm_backward)(real *dinp, real *dweight, real *dbias, const real *dout,
+                               const real *inp, const real *weight, const real *mean,
+                               const real *rstd, int64_t N, int C);
+
+    /* out (N,C) = weight[tokens[i]] (weight (V,C)); dweight[tokens[i]] += dout[i] */
+    void (*embedding_forward)(real *out, const int32_t *tokens, const real *weight, int64_t N,
+                              int C, int V);
+    void (*embedding_backward)(real *dweight, const int32_t *tokens, const real *dout,
+                               int64_t N, int C);
+
+    /* Inverted dropout: element i is kept when uniform(at, i) >= p, and then scaled by
+     * 1/(1-p). mask (n) saves 1 for kept elements, 0 for dropped ones. */
+    void (*dropout_forward)(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                            int64_t n);
+    void (*dropout_backward)(real *dinp, const uint8_t *mask, const real *dout, real p,
+                             int64_t n);
+
+    /* Fused log-softmax + cross-entropy over logits (N,V) with targets (N); targets equal to
+     * -100 are ignored. loss[0] = mean over counted rows (0 when none count); lse (N) saves the
+     * log-sum-exp of each row. dlogits += dloss[0] / count * (softmax(row) - onehot(target)). */
+    void (*crossentropy_forward)(real *loss, real *lse, const real *logits,
+                                 const int32_t *targets, int64_t N, int V);
+    void (*crossentropy_backward)(real *dlogits, const real *dloss, const real *logits,
+                                  const real *lse, const int32_t *targets, int64_t N, int V);
+
+    /* out[0] = sum of inp (n); dinp += dout[0] * s */
+    void (*sum_forward)(real *out, const real *inp, int64_t n);
+    void (*sum_backward)(real *dinp, const real *dout, real s, int64_t n);
+} tt_backend;
+
+#define TT_IGNORE_INDEX (-100)
+
+/* The table of a device; aborts with a hint if that backend was not built in. */
+const tt_backend *tt_backend_get(tt_device dev);
+const char *tt_device_name(tt_device dev);
+
+extern const tt_backend tt_cpu_backend;
+
+#endif

@@ -1,0 +1,44 @@
+/* common.h: invariants, fatal errors and checked allocation shared by every layer.
+ *
+ * TT_ASSERT and TT_ASSERT_MSG are always on (every build, release included): a broken invariant
+ * inside the runtime prints file:line and the message, then aborts. They are for programmer
+ * errors only; mistakes in user input (config, data, checkpoints) return a status instead. */
+#ifndef TT_COMMON_H
+#define TT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#if defined(__GNUC__)
+#define TT_NORETURN __attribute__((noreturn))
+#define TT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TT_NORETURN
+#define TT_PRINTF(a, b)
+#endif
+
+/* Prints "tt: FATAL file:line: message" to stderr, keeps the message in tt_fatal_message, calls
+ * tt_fatal_hook if one is set (tests use it to inspect the message), then aborts. */
+TT_NORETURN void tt_fatal(const char *file, int line, const char *fmt, ...) TT_PRINTF(3, 4);
+
+/* The last fatal message, for tests that check what an abort said. */
+extern char tt_fatal_message[1024];
+extern void (*tt_fatal_hook)(const char *message);
+
+#define TT_ASSERT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) tt_fatal(__FILE__, __LINE__, "assertion failed: %s", #cond);                  \
+    } while (0)
+
+#define TT_ASSERT_MSG(cond, ...)                                                                   \
+    do {                                                                                           \
+        if (!(cond)) tt_fatal(__FILE__, __LINE__, __VA_ARGS__);                                    \
+    } while (0)
+
+/* malloc that aborts with the size asked for; never returns NULL. */
+void *tt_xmalloc(size_t bytes);
+void *tt_xcalloc(size_t count, size_t size);
+void *tt_xrealloc(void *p, size_t bytes);
+
+#endif

@@ -1,0 +1,55 @@
+/* cpu.h: the CPU kernels (OpenBLAS for gemm, plain C loops for the rest). Each kernel's
+ * contract is the matching field of tt_backend in tensor/backend.h. */
+#ifndef TT_CPU_H
+#define TT_CPU_H
+
+#include "tensor/backend.h"
+
+void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                 int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
+                 int64_t sC, int batch);
+void tt_cpu_set_threads(int n);
+int tt_cpu_get_threads(void);
+
+void tt_cpu_axpy(real *y, real alpha, const real *x, int64_t n);
+void tt_cpu_add_forward(real *out, const real *a, const real *b, int64_t n);
+void tt_cpu_scale_forward(real *out, const real *inp, real s, int64_t n);
+void tt_cpu_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C);
+void tt_cpu_bias_backward(real *dbias, const real *dout, int64_t N, int C);
+void tt_cpu_mul_forward(real *out, const real *a, const real *b, int64_t n);
+void tt_cpu_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
+                         int64_t n);
+
+void tt_cpu_relu_forward(real *out, const real *inp, int64_t n);
+void tt_cpu_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
+void tt_cpu_gelu_forward(real *out, const real *inp, int64_t n);
+void tt_cpu_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
+
+void tt_cpu_softmax_forward(real *out, const real *inp, int64_t N, int C);
+void tt_cpu_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C);
+
+void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
+                              const real *weight, const real *bias, int64_t N, int C, real eps);
+void tt_cpu_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
+                               const real *inp, const real *weight, const real *mean,
+                               const real *rstd, int64_t N, int C);
+
+void tt_cpu_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
+                              int C, int V);
+void tt_cpu_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
+                               int C);
+
+void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                            int64_t n);
+void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
+                             int64_t n);
+
+void tt_cpu_crossentropy_forward(real *loss, real *lse, const real *logits,
+                                 const int32_t *targets, int64_t N, int V);
+void tt_cpu_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
+                                  const real *lse, const int32_t *targets, int64_t N, int V);
+
+void tt_cpu_sum_forward(real *out, const real *inp, int64_t n);
+void tt_cpu_sum_backward(real *dinp, const real *dout, real s, int64_t n);
+
+#endif

@@ -1,0 +1,45 @@
+/* rng.h: counter-based random numbers (Philox4x32-10, Salmon et al., SC'11).
+ *
+ * Element e of a draw is a pure function of (seed, stream, counter + e): it does not depend on
+ * how many threads fill the array, on the backend, or on the precision of the build (uniforms
+ * have 24 bits, exactly representable in float32 and float64). A tt_rng is the cursor:
+ * each draw of n elements advances the counter by n rounded up to a multiple of 4, so a draw
+ * always starts on a fresh Philox block. */
+#ifndef TT_RNG_H
+#define TT_RNG_H
+
+#include "tensor/real.h"
+#include "tensor/common.h"
+
+typedef struct tt_rng {
+    uint64_t seed;
+    uint64_t stream;  /* independent sequences for one seed: init, dropout, shuffling, ... */
+    uint64_t counter; /* index of the next element, a multiple of 4 */
+} tt_rng;
+
+void tt_rng_init(tt_rng *r, uint64_t seed, uint64_t stream);
+
+/* One Philox4x32-10 block: 4 random words for (key, counter). */
+void tt_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]);
+
+/* Raw word e of the sequence (seed, stream), independent of any cursor. */
+uint32_t tt_rng_word(uint64_t seed, uint64_t stream, uint64_t e);
+/* Uniform in [0,1) with 24 bits of the word. */
+real tt_rng_word_uniform(uint32_t w);
+
+/* Reserve n elements: returns the cursor before the draw and advances r. Kernels use the
+ * returned value to generate the elements themselves (in any order, on any device). */
+tt_rng tt_rng_take(tt_rng *r, int64_t n);
+
+/* Host fills, each advancing the cursor. */
+void tt_rng_uniform(tt_rng *r, real *out, int64_t n, real lo, real hi);
+void tt_rng_normal(tt_rng *r, real *out, int64_t n, real mean, real std);
+/* out[i] = 1 with probability p, else 0. */
+void tt_rng_bernoulli(tt_rng *r, real *out, int64_t n, real p);
+
+/* Uniform for element e of a draw that started at cursor `at` (see tt_rng_take). */
+real tt_rng_uniform_at(const tt_rng *at, int64_t e);
+/* Standard normal for element e of a draw that started at `at` (Box-Muller on word pairs). */
+real tt_rng_normal_at(const tt_rng *at, int64_t e);
+
+#endif

@@ -1,0 +1,35 @@
+/* check_main.c: the one test runner. Each suite runs in its own SRunner so Check prints a
+ * summary line per suite; the exit status is non-zero if any test failed.
+ * Usage: check_f32|check_f64 [SUITE]  (or CK_RUN_SUITE / CK_RUN_CASE, and CK_FORK=no for gdb) */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        Suite *(*make)(void);
+    } suites[] = {
+        {"tensor", tensor_suite},
+        {"kernels", kernels_suite},
+        {"autograd", autograd_suite},
+#ifdef TT_DOUBLE
+        {"gradcheck", gradcheck_suite},
+#endif
+    };
+    int failed = 0, ran = 0;
+    printf("tiny-transformer tests, %s build\n", TT_REAL_NAME);
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
+        if (argc > 1 && strcmp(argv[1], suites[i].name) != 0) continue;
+        SRunner *sr = srunner_create(suites[i].make());
+        srunner_run_all(sr, CK_NORMAL);
+        failed += srunner_ntests_failed(sr);
+        ran += srunner_ntests_run(sr);
+        srunner_free(sr);
+    }
+    printf("%s build: %d tests run, %d failed\n", TT_REAL_NAME, ran, failed);
+    return failed || !ran ? EXIT_FAILURE : EXIT_SUCCESS;
+}

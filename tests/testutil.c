@@ -1,0 +1,46 @@
+/* testutil.c: shared helpers for the suites (see testutil.h). */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void tt_check_close(const char *file, int line, const char *label, const real *got,
+                    const real *want, int64_t n, double atol, double rtol)
+{
+    int64_t first_bad = -1;
+    double max_diff = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = (double)got[i], w = (double)want[i];
+        double d = fabs(g - w);
+        bool same_inf = isinf(g) && isinf(w) && (g > 0) == (w > 0);
+        if (same_inf) continue;
+        if (!(d <= atol + rtol * fabs(w))) { /* NaN fails too */
+            if (first_bad < 0) first_bad = i;
+            if (!(d <= max_diff)) max_diff = d;
+        } else if (d > max_diff) {
+            max_diff = d;
+        }
+    }
+    if (first_bad >= 0)
+        ck_abort_msg("%s:%d: %s: first mismatch at index %lld: got %.10g want %.10g "
+                     "(max |diff| %.3g, atol %.1g rtol %.1g, n %lld)", file, line, label,
+                     (long long)first_bad, (double)got[first_bad], (double)want[first_bad],
+                     max_diff, atol, rtol, (long long)n);
+}
+
+void tt_test_normal(real *x, int64_t n, uint64_t seed)
+{
+    tt_rng r;
+    tt_rng_init(&r, seed, 1000);
+    tt_rng_normal(&r, x, n, R(0), R(1));
+}
+
+void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi)
+{
+    tt_rng r;
+    tt_rng_init(&r, seed, 1001);
+    tt_rng_uniform(&r, x, n, lo, hi);
+}
+
+real *tt_test_alloc(int64_t n) { return tt_xcalloc((size_t)(n ? n : 1), sizeof(real)); }

@@ -1,0 +1,36 @@
+/* testutil.h: what every suite shares: the suite list, array comparison with a useful report,
+ * and random test data. Tests build for float32 and float64; TOL is the precision's tolerance
+ * for comparisons against a reference loop. */
+#ifndef TT_TESTUTIL_H
+#define TT_TESTUTIL_H
+
+#include <check.h>
+
+#include "tensor/arena.h"
+#include "tensor/rng.h"
+
+#ifdef TT_DOUBLE
+#define TOL 1e-10
+#else
+#define TOL 2e-5
+#endif
+
+Suite *tensor_suite(void);
+Suite *kernels_suite(void);
+Suite *autograd_suite(void);
+Suite *gradcheck_suite(void); /* float64 build only */
+
+/* Fails the current test with the label, the first bad index, both values and the largest
+ * difference, unless |got - want| <= atol + rtol * |want| everywhere. */
+#define ck_assert_close(label, got, want, n, atol, rtol)                                           \
+    tt_check_close(__FILE__, __LINE__, label, got, want, n, atol, rtol)
+void tt_check_close(const char *file, int line, const char *label, const real *got,
+                    const real *want, int64_t n, double atol, double rtol);
+
+/* n values from N(0, 1) (or U[lo, hi)) drawn from a test-local stream; deterministic per seed. */
+void tt_test_normal(real *x, int64_t n, uint64_t seed);
+void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi);
+/* malloc'ed, never NULL; free with free() */
+real *tt_test_alloc(int64_t n);
+
+#endif
