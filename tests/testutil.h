@@ -27,6 +27,11 @@ Suite *gradcheck_suite(void); /* float64 build only */
 void tt_check_close(const char *file, int line, const char *label, const real *got,
                     const real *want, int64_t n, double atol, double rtol);
 
+/* For tests registered with tcase_add_test_raise_signal(..., SIGABRT): the coming fatal error
+ * must name each non-NULL string, or the forked test exits normally instead of aborting (and
+ * so fails). Expected aborts print nothing. */
+void tt_expect_abort(const char *a, const char *b, const char *c);
+
 /* n values from N(0, 1) (or U[lo, hi)) drawn from a test-local stream; deterministic per seed. */
 void tt_test_normal(real *x, int64_t n, uint64_t seed);
 void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi);

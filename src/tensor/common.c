@@ -18,9 +18,9 @@ void tt_fatal(const char *file, int line, const char *fmt, ...)
         vsnprintf(tt_fatal_message + len, sizeof tt_fatal_message - (size_t)len, fmt, ap);
         va_end(ap);
     }
+    if (tt_fatal_hook) tt_fatal_hook(tt_fatal_message);
     fprintf(stderr, "tt: FATAL %s\n", tt_fatal_message);
     fflush(stderr);
-    if (tt_fatal_hook) tt_fatal_hook(tt_fatal_message);
     abort();
 }
 

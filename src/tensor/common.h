@@ -18,8 +18,8 @@
 #define TT_PRINTF(a, b)
 #endif
 
-/* Prints "tt: FATAL file:line: message" to stderr, keeps the message in tt_fatal_message, calls
- * tt_fatal_hook if one is set (tests use it to inspect the message), then aborts. */
+/* Keeps "file:line: message" in tt_fatal_message, calls tt_fatal_hook if one is set (tests use it
+ * to inspect the message), prints "tt: FATAL file:line: message" to stderr, then aborts. */
 TT_NORETURN void tt_fatal(const char *file, int line, const char *fmt, ...) TT_PRINTF(3, 4);
 
 /* The last fatal message, for tests that check what an abort said. */
