@@ -14,7 +14,9 @@ int main(int argc, char **argv)
         Suite *(*make)(void);
     } suites[] = {
         {"tensor", tensor_suite},
+        {"gemm", gemm_suite},
         {"kernels", kernels_suite},
+        {"dropout_loss", dropout_loss_suite},
         {"autograd", autograd_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},

@@ -16,7 +16,9 @@
 #endif
 
 Suite *tensor_suite(void);
+Suite *gemm_suite(void);
 Suite *kernels_suite(void);
+Suite *dropout_loss_suite(void);
 Suite *autograd_suite(void);
 Suite *gradcheck_suite(void); /* float64 build only */
 

@@ -7,7 +7,9 @@
  *     V vocabulary/classes, n a flat element count;
  *   - forward kernels overwrite their outputs; backward kernels ADD into gradient buffers
  *     (dinp += ..., cuBLAS beta = 1), so a tensor used twice gets both contributions;
- *   - a backward gradient pointer may be NULL when that input needs no gradient. */
+ *   - where a backward kernel has several gradient outputs (mul, layernorm), any of them may be
+ *     NULL when that input needs no gradient; single-output backward kernels are not called
+ *     at all in that case. */
 #ifndef TT_BACKEND_H
 #define TT_BACKEND_H
 

@@ -1,0 +1,334 @@
+/* test_gemm.c: the backend's batched strided gemm against a naive loop (all transposes,
+ * alpha/beta, padded leading dims, strides, shared operands, attention heads read in place),
+ * and the backend's memory functions. Conventions: kernel_ref.h. */
+#include "kernel_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- gemm --------------------------------------------------------------------------------- */
+
+typedef struct {
+    bool ta, tb;
+    int M, N, K, lda, ldb, ldc; /* ld 0 means the minimum */
+    int64_t sA, sB, sC;
+    int batch; /* 0 means 1 */
+    real alpha, beta;
+} gemm_case;
+
+/* Elements spanned by `batch` matrices of rows x cols at leading dimension ld: exactly what the
+ * kernel may touch, so a buffer of this size lets ASan catch any access past it. */
+static int64_t span(int64_t stride, int batch, int rows, int cols, int ld)
+{
+    return (int64_t)(batch - 1) * stride + (int64_t)(rows - 1) * ld + cols;
+}
+
+static int64_t span_A(const gemm_case *g)
+{
+    return span(g->sA, g->batch, g->ta ? g->K : g->M, g->ta ? g->M : g->K, g->lda);
+}
+
+static int64_t span_B(const gemm_case *g)
+{
+    return span(g->sB, g->batch, g->tb ? g->N : g->K, g->tb ? g->K : g->N, g->ldb);
+}
+
+static int64_t span_C(const gemm_case *g) { return span(g->sC, g->batch, g->M, g->N, g->ldc); }
+
+static void ref_gemm(const gemm_case *g, const real *A, const real *B, real *C)
+{
+    for (int bi = 0; bi < g->batch; bi++) {
+        const real *a = A + bi * g->sA, *b = B + bi * g->sB;
+        real *c = C + bi * g->sC;
+        for (int i = 0; i < g->M; i++)
+            for (int j = 0; j < g->N; j++) {
+                double acc = 0.0;
+                for (int k = 0; k < g->K; k++) {
+                    double x = (double)(g->ta ? a[k * g->lda + i] : a[i * g->lda + k]);
+                    double y = (double)(g->tb ? b[j * g->ldb + k] : b[k * g->ldb + j]);
+                    acc += x * y;
+                }
+                /* beta = 0 must not read C at all (BLAS semantics) */
+                double old = g->beta == R(0) ? 0.0 : (double)g->beta * (double)c[i * g->ldc + j];
+                c[i * g->ldc + j] = (real)((double)g->alpha * acc + old);
+            }
+    }
+}
+
+/* Runs the kernel and compares the whole span of C, so the gaps between rows (ldc > N) and
+ * between batch entries must come back untouched. */
+static void run_gemm(const char *what, const gemm_case *g, const real *A, const real *B, real *C)
+{
+    int64_t nC = span_C(g);
+    real *want = dup_real(C, nC);
+    ref_gemm(g, A, B, want);
+    be->gemm(g->ta, g->tb, g->M, g->N, g->K, g->alpha, A, g->lda, g->sA, B, g->ldb, g->sB, g->beta,
+             C, g->ldc, g->sC, g->batch);
+    /* a shared C (sC = 0) sums the products of the whole batch */
+    double tol = tol_sum((int64_t)g->K * (g->sC == 0 ? g->batch : 1));
+    ck_assert_close(label("gemm %s: ta=%d tb=%d M=%d N=%d K=%d lda=%d ldb=%d ldc=%d sA=%lld "
+                          "sB=%lld sC=%lld batch=%d alpha=%g beta=%g",
+                          what, g->ta, g->tb, g->M, g->N, g->K, g->lda, g->ldb, g->ldc,
+                          (long long)g->sA, (long long)g->sB, (long long)g->sC, g->batch,
+                          (double)g->alpha, (double)g->beta),
+                    C, want, nC, tol, tol);
+    free(want);
+}
+
+/* Random A and B; C holds finite junk, so beta = 0 must overwrite it, not scale it. */
+static void check_gemm(const char *what, gemm_case g, uint64_t seed)
+{
+    if (!g.batch) g.batch = 1;
+    if (!g.lda) g.lda = g.ta ? g.M : g.K;
+    if (!g.ldb) g.ldb = g.tb ? g.K : g.N;
+    if (!g.ldc) g.ldc = g.N;
+    real *A = randn(span_A(&g), seed);
+    real *B = randn(span_B(&g), seed + 1);
+    real *C = randu(span_C(&g), seed + 2, -3, 3);
+    run_gemm(what, &g, A, B, C);
+    free_all(A, B, C);
+}
+
+/* (M, N, K): each of them 1 somewhere, odd sizes, and K up to 257. */
+static const int GEMM_SHAPES[][3] = {{1, 1, 1},     {1, 7, 3},     {7, 1, 5},     {3, 5, 1},
+                                     {5, 3, 7},     {17, 33, 65},  {33, 17, 129}, {65, 129, 257},
+                                     {1, 129, 257}, {129, 1, 33}};
+#define NGEMM ((int)(sizeof GEMM_SHAPES / sizeof GEMM_SHAPES[0]))
+
+/* The loop tests below run once per (ta, tb): _i = ta + 2 tb. */
+static gemm_case gemm_shape(int i, int s, real alpha, real beta)
+{
+    return (gemm_case){.ta = i & 1, .tb = (i >> 1) & 1, .M = GEMM_SHAPES[s][0],
+                       .N = GEMM_SHAPES[s][1], .K = GEMM_SHAPES[s][2], .alpha = alpha,
+                       .beta = beta};
+}
+
+START_TEST(test_gemm_beta0_overwrites)
+{
+    for (int s = 0; s < NGEMM; s++) check_gemm("beta=0", gemm_shape(_i, s, R(0.75), R(0)), 10);
+}
+END_TEST
+
+START_TEST(test_gemm_beta1_accumulates)
+{
+    for (int s = 0; s < NGEMM; s++) check_gemm("beta=1", gemm_shape(_i, s, R(-1.5), R(1)), 20);
+}
+END_TEST
+
+START_TEST(test_gemm_general_beta)
+{
+    for (int s = 0; s < NGEMM; s++)
+        check_gemm("beta=-0.5", gemm_shape(_i, s, R(0.5), R(-0.5)), 30);
+}
+END_TEST
+
+START_TEST(test_gemm_leading_dims)
+{
+    /* sub-matrix views: every leading dimension exceeds the minimum */
+    for (int s = 0; s < NGEMM; s++) {
+        gemm_case g = gemm_shape(_i, s, R(1.25), R(1));
+        g.lda = (g.ta ? g.M : g.K) + 5;
+        g.ldb = (g.tb ? g.K : g.N) + 3;
+        g.ldc = g.N + 7;
+        check_gemm("padded ld", g, 40);
+    }
+}
+END_TEST
+
+START_TEST(test_gemm_batched_strides)
+{
+    /* gaps between the matrices of the batch must be skipped, not read or written */
+    for (int s = 0; s < NGEMM; s++) {
+        gemm_case g = gemm_shape(_i, s, R(0.75), R(0));
+        g.batch = 5;
+        g.sA = (int64_t)g.M * g.K + 3;
+        g.sB = (int64_t)g.K * g.N + 1;
+        g.sC = (int64_t)g.M * g.N + 2;
+        check_gemm("batched", g, 50);
+    }
+}
+END_TEST
+
+START_TEST(test_gemm_batched_shared_b)
+{
+    for (int s = 0; s < NGEMM; s++) {
+        gemm_case g = gemm_shape(_i, s, R(-0.5), R(1));
+        g.batch = 4;
+        g.sA = (int64_t)g.M * g.K;
+        g.sB = 0;
+        g.sC = (int64_t)g.M * g.N;
+        check_gemm("shared B (sB=0)", g, 60);
+    }
+}
+END_TEST
+
+START_TEST(test_gemm_batched_shared_c_accumulates)
+{
+    /* a weight gradient summed over the batch: stride 0 on C with beta = 1 */
+    for (int s = 0; s < NGEMM; s++) {
+        gemm_case g = gemm_shape(_i, s, R(1), R(1));
+        g.batch = 3;
+        g.sA = (int64_t)g.M * g.K;
+        g.sB = (int64_t)g.K * g.N;
+        g.sC = 0;
+        check_gemm("shared C (sC=0)", g, 70);
+    }
+}
+END_TEST
+
+START_TEST(test_gemm_attention_heads)
+{
+    /* qkv (T, 3d) packed as [q | k | v] with d = NH * HS. Head h reads columns h*HS.. of a part,
+     * so every operand is a view with ld = 3d and the heads are a batch with stride HS. */
+    const int T = 17, NH = 3, HS = 7, d = NH * HS;
+    real *qkv = randn((int64_t)T * 3 * d, 80);
+    real *att = randu((int64_t)NH * T * T, 81, -3, 3); /* (NH, T, T) */
+    real *out = randu((int64_t)T * d, 82, -3, 3);       /* (T, d), heads side by side */
+    real *datt = randn((int64_t)NH * T * T, 83);
+    real *dqkv = randu((int64_t)T * 3 * d, 84, -3, 3);
+
+    gemm_case scores = {.tb = true, .M = T, .N = T, .K = HS, .lda = 3 * d, .ldb = 3 * d,
+                        .ldc = T, .sA = HS, .sB = HS, .sC = (int64_t)T * T, .batch = NH,
+                        .alpha = R(1) / R_SQRT(R(HS)), .beta = R(0)};
+    run_gemm("att = q k^T / sqrt(HS)", &scores, qkv, qkv + d, att);
+
+    gemm_case mix = {.M = T, .N = HS, .K = T, .lda = T, .ldb = 3 * d, .ldc = d,
+                     .sA = (int64_t)T * T, .sB = HS, .sC = HS, .batch = NH, .alpha = R(1),
+                     .beta = R(0)};
+    run_gemm("out = att v", &mix, att, qkv + 2 * d, out);
+
+    /* backward into the k part of the packed gradient; q and v columns must stay untouched */
+    gemm_case dk = {.ta = true, .M = T, .N = HS, .K = T, .lda = T, .ldb = 3 * d, .ldc = 3 * d,
+                    .sA = (int64_t)T * T, .sB = HS, .sC = HS, .batch = NH, .alpha = R(0.5),
+                    .beta = R(1)};
+    run_gemm("dk += datt^T q", &dk, datt, qkv, dqkv + d);
+
+    free_all(qkv, att, out, datt, dqkv);
+}
+END_TEST
+
+START_TEST(test_gemm_large)
+{
+    gemm_case g = {.ta = _i & 1, .tb = (_i >> 1) & 1, .M = 200, .N = 301, .K = 511,
+                   .alpha = R(0.25), .beta = R(1)};
+    check_gemm("large", g, 90);
+}
+END_TEST
+
+
+/* ---- memory ------------------------------------------------------------------------------- */
+
+/* Each fills n elements of an n + 1 buffer; the last must keep its sentinel. */
+START_TEST(test_fill)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = SIZES[s];
+        real *x = randn(n + 1, 340), *want = dup_real(x, n + 1);
+        for (int64_t i = 0; i < n; i++) want[i] = R(-2.5);
+        be->fill(x, R(-2.5), n);
+        ck_assert_close(label("fill n=%lld", (long long)n), x, want, n + 1, 0, 0);
+        free_all(x, want);
+    }
+}
+END_TEST
+
+START_TEST(test_zero)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = SIZES[s];
+        real *x = randn(n + 1, 350), *want = dup_real(x, n + 1);
+        for (int64_t i = 0; i < n; i++) want[i] = R(0);
+        be->zero(x, (size_t)n * sizeof(real));
+        ck_assert_close(label("zero n=%lld", (long long)n), x, want, n + 1, 0, 0);
+        free_all(x, want);
+    }
+}
+END_TEST
+
+START_TEST(test_copy)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = SIZES[s];
+        real *src = randn(n, 360), *dst = randn(n + 1, 361), *want = dup_real(dst, n + 1);
+        memcpy(want, src, (size_t)n * sizeof(real));
+        be->copy(dst, src, (size_t)n * sizeof(real));
+        ck_assert_close(label("copy n=%lld", (long long)n), dst, want, n + 1, 0, 0);
+        free_all(src, dst, want);
+    }
+}
+END_TEST
+
+START_TEST(test_alloc_host_round_trip)
+{
+    /* host -> device -> device -> host, on odd byte counts of reals */
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = SIZES[s];
+        size_t bytes = (size_t)n * sizeof(real);
+        real *host = randn(n, 370), *back = tt_test_alloc(n);
+        real *dev1 = be->alloc(bytes), *dev2 = be->alloc(bytes);
+        be->from_host(dev1, host, bytes);
+        be->copy(dev2, dev1, bytes);
+        be->to_host(back, dev2, bytes);
+        ck_assert_close(label("round trip n=%lld", (long long)n), back, host, n, 0, 0);
+        be->free(dev1);
+        be->free(dev2);
+        free_all(host, back);
+    }
+}
+END_TEST
+
+START_TEST(test_threads)
+{
+    int before = be->get_threads();
+    be->set_threads(1);
+    ck_assert_int_eq(be->get_threads(), 1);
+    be->set_threads(0); /* all cores */
+    ck_assert_int_ge(be->get_threads(), 1);
+    be->set_threads(before);
+}
+END_TEST
+
+START_TEST(test_backend_get_cpu)
+{
+    ck_assert_msg(tt_backend_get(TT_CPU) == &tt_cpu_backend,
+                  "tt_backend_get(TT_CPU) is not the CPU table");
+    ck_assert_str_eq(tt_backend_get(TT_CPU)->name, "cpu");
+}
+END_TEST
+
+
+/* The references are naive loops at -O0 under the sanitizers: allow more than Check's 4 s. */
+static TCase *new_tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+Suite *gemm_suite(void)
+{
+    Suite *s = suite_create("gemm");
+
+    TCase *tc = new_tcase(s, "gemm");
+    tcase_add_loop_test(tc, test_gemm_beta0_overwrites, 0, 4);
+    tcase_add_loop_test(tc, test_gemm_beta1_accumulates, 0, 4);
+    tcase_add_loop_test(tc, test_gemm_general_beta, 0, 4);
+    tcase_add_loop_test(tc, test_gemm_leading_dims, 0, 4);
+    tcase_add_loop_test(tc, test_gemm_batched_strides, 0, 4);
+    tcase_add_loop_test(tc, test_gemm_batched_shared_b, 0, 4);
+    tcase_add_loop_test(tc, test_gemm_batched_shared_c_accumulates, 0, 4);
+    tcase_add_test(tc, test_gemm_attention_heads);
+    tcase_add_loop_test(tc, test_gemm_large, 0, 4);
+
+    tc = new_tcase(s, "memory");
+    tcase_add_test(tc, test_fill);
+    tcase_add_test(tc, test_zero);
+    tcase_add_test(tc, test_copy);
+    tcase_add_test(tc, test_alloc_host_round_trip);
+    tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_backend_get_cpu);
+
+    return s;
+}
