@@ -10,20 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A graph over a private arena, for one test. */
+/* A graph over private arenas, and parameters, for one test. */
 typedef struct fixture {
-    tt_arena arena;
-    tt_rng rng;
-    tt_graph g;
+    tt_test_graph t;
     tt_params ps;
 } fixture;
 
 static fixture *fixture_new(void)
 {
     fixture *f = tt_xcalloc(1, sizeof *f);
-    tt_arena_init(&f->arena, "test", TT_CPU, 1 << 20);
-    tt_rng_init(&f->rng, 1, 1);
-    tt_graph_init(&f->g, &f->arena, &f->rng);
+    tt_test_graph_init(&f->t, 1 << 20, 1);
     tt_params_init(&f->ps, TT_CPU);
     return f;
 }
@@ -31,7 +27,7 @@ static fixture *fixture_new(void)
 static void fixture_free(fixture *f)
 {
     tt_params_free(&f->ps);
-    tt_arena_free(&f->arena);
+    tt_test_graph_free(&f->t);
     free(f);
 }
 
@@ -57,7 +53,7 @@ START_TEST(test_reuse_accumulates)
 
     /* loss = sum(x + x) + sum(x * x) + sum(relu(x)) + sum(3 x)
      * dloss/dx = 2 + 2x + [x > 0] + 3 */
-    tt_graph *g = &f->g;
+    tt_graph *g = &f->t.g;
     tt_var *loss = tt_add(g, tt_add(g, tt_sum(g, tt_add(g, x, x)), tt_sum(g, tt_mul(g, x, x))),
                           tt_add(g, tt_sum(g, tt_relu(g, x)), tt_sum(g, tt_scale(g, x, R(3)))));
     tt_backward(g, loss);
@@ -76,7 +72,7 @@ START_TEST(test_leaf_grads_accumulate_until_zeroed)
     const real av[3] = {R(1), R(2), R(3)}, bv[4] = {R(1), R(1), R(1), R(1)};
     set_values(a, av);
     set_values(b, bv);
-    tt_graph *g = &f->g;
+    tt_graph *g = &f->t.g;
     for (int step = 0; step < 2; step++) {
         tt_graph_reset(g);
         tt_backward(g, tt_add(g, tt_sum(g, tt_scale(g, a, R(2))), tt_mean(g, b)));
@@ -95,7 +91,7 @@ START_TEST(test_no_grad_records_nothing)
     fixture *f = fixture_new();
     tt_var *w = tt_params_add(&f->ps, "w", tt_shape2(3, 2));
     tt_params_finalize(&f->ps);
-    tt_graph *g = &f->g;
+    tt_graph *g = &f->t.g;
     const real xv[4] = {R(1), R(2), R(3), R(4)};
     bool old = tt_graph_set_no_grad(g, true);
     ck_assert(!old);
@@ -120,30 +116,30 @@ START_TEST(test_backward_of_no_grad_value_aborts)
     fixture *f = fixture_new();
     tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(3));
     tt_params_finalize(&f->ps);
-    tt_graph_set_no_grad(&f->g, true);
-    tt_var *loss = tt_sum(&f->g, w);
+    tt_graph_set_no_grad(&f->t.g, true);
+    tt_var *loss = tt_sum(&f->t.g, w);
     tt_expect_abort("does not require grad", NULL, NULL);
-    tt_backward(&f->g, loss);
+    tt_backward(&f->t.g, loss);
 }
 END_TEST
 
 START_TEST(test_shape_mismatch_aborts_naming_both)
 {
     fixture *f = fixture_new();
-    tt_var *a = tt_var_new(&f->g, tt_shape2(2, 3), TT_REAL);
-    tt_var *b = tt_var_new(&f->g, tt_shape2(3, 2), TT_REAL);
+    tt_var *a = tt_var_new(&f->t.g, tt_shape2(2, 3), TT_REAL);
+    tt_var *b = tt_var_new(&f->t.g, tt_shape2(3, 2), TT_REAL);
     tt_expect_abort("add", "[2,3]", "[3,2]");
-    tt_add(&f->g, a, b);
+    tt_add(&f->t.g, a, b);
 }
 END_TEST
 
 START_TEST(test_matmul_mismatch_aborts_naming_both)
 {
     fixture *f = fixture_new();
-    tt_var *a = tt_var_new(&f->g, tt_shape3(4, 5, 6), TT_REAL);
-    tt_var *b = tt_var_new(&f->g, tt_shape2(7, 8), TT_REAL);
+    tt_var *a = tt_var_new(&f->t.g, tt_shape3(4, 5, 6), TT_REAL);
+    tt_var *b = tt_var_new(&f->t.g, tt_shape2(7, 8), TT_REAL);
     tt_expect_abort("matmul", "[4,5,6]", "[7,8]");
-    tt_matmul(&f->g, a, b, false, false);
+    tt_matmul(&f->t.g, a, b, false, false);
 }
 END_TEST
 
@@ -152,10 +148,10 @@ START_TEST(test_backward_twice_aborts)
     fixture *f = fixture_new();
     tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(3));
     tt_params_finalize(&f->ps);
-    tt_var *loss = tt_sum(&f->g, w);
-    tt_backward(&f->g, loss);
+    tt_var *loss = tt_sum(&f->t.g, w);
+    tt_backward(&f->t.g, loss);
     tt_expect_abort("backward called twice", NULL, NULL);
-    tt_backward(&f->g, loss);
+    tt_backward(&f->t.g, loss);
 }
 END_TEST
 
@@ -165,7 +161,7 @@ START_TEST(test_backward_needs_scalar)
     tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(3));
     tt_params_finalize(&f->ps);
     tt_expect_abort("scalar", NULL, NULL);
-    tt_backward(&f->g, tt_relu(&f->g, w));
+    tt_backward(&f->t.g, tt_relu(&f->t.g, w));
 }
 END_TEST
 
@@ -173,7 +169,7 @@ END_TEST
 START_TEST(test_hand_computed_values)
 {
     fixture *f = fixture_new();
-    tt_graph *g = &f->g;
+    tt_graph *g = &f->t.g;
     const real av[6] = {R(1), R(2), R(3), R(4), R(5), R(6)};     /* [2,3] */
     const real bv[6] = {R(1), R(0), R(0), R(1), R(1), R(1)};     /* [3,2] */
     tt_var *c = tt_matmul(g, constant(g, tt_shape2(2, 3), av), constant(g, tt_shape2(3, 2), bv),
@@ -209,11 +205,11 @@ END_TEST
 START_TEST(test_dropout_identity_cases)
 {
     fixture *f = fixture_new();
-    tt_var *x = tt_var_new(&f->g, tt_shape1(8), TT_REAL);
-    ck_assert_ptr_eq(tt_dropout(&f->g, x, R(0)), x);
-    f->g.training = false;
-    ck_assert_ptr_eq(tt_dropout(&f->g, x, R(0.5)), x);
-    ck_assert_uint_eq(f->rng.counter, 0); /* no random numbers were used */
+    tt_var *x = tt_var_new(&f->t.g, tt_shape1(8), TT_REAL);
+    ck_assert_ptr_eq(tt_dropout(&f->t.g, x, R(0)), x);
+    f->t.g.training = false;
+    ck_assert_ptr_eq(tt_dropout(&f->t.g, x, R(0.5)), x);
+    ck_assert_uint_eq(f->t.rng.counter, 0); /* no random numbers were used */
     fixture_free(f);
 }
 END_TEST
@@ -225,7 +221,7 @@ START_TEST(test_unused_branch_is_skipped)
     fixture *f = fixture_new();
     tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(5));
     tt_params_finalize(&f->ps);
-    tt_graph *g = &f->g;
+    tt_graph *g = &f->t.g;
     tt_var *unused = tt_gelu(g, w);
     tt_var *loss = tt_sum(g, w);
     tt_backward(g, loss);
@@ -239,7 +235,7 @@ END_TEST
  * mark after step 1 must equal the one after step 5: a step allocates the same every time. */
 static void mlp_step(fixture *f, tt_var **p, const real *x, const int32_t *y)
 {
-    tt_graph *g = &f->g;
+    tt_graph *g = &f->t.g;
     tt_graph_reset(g);
     tt_params_zero_grad(&f->ps);
     tt_var *h = tt_linear(g, constant(g, tt_shape3(2, 3, 8), x), p[0], p[1]);
@@ -264,12 +260,13 @@ START_TEST(test_arena_high_water_is_stable)
     tt_test_normal(x, 48, 12);
     const int32_t y[6] = {0, 4, TT_IGNORE_INDEX, 2, 1, 3};
     mlp_step(f, p, x, y);
-    size_t high1 = f->arena.high, used1 = f->arena.used;
+    size_t high1 = f->t.data.high, used1 = f->t.data.used, meta1 = f->t.meta.high;
     for (int step = 2; step <= 5; step++) mlp_step(f, p, x, y);
     ck_assert_uint_gt(high1, 0);
-    ck_assert_uint_eq(f->arena.high, high1);
-    ck_assert_uint_eq(f->arena.used, used1);
-    ck_assert_int_eq(f->g.n_nodes, 8); /* linear ln gelu dropout relu matmul bias ce */
+    ck_assert_uint_eq(f->t.data.high, high1);
+    ck_assert_uint_eq(f->t.data.used, used1);
+    ck_assert_uint_eq(f->t.meta.high, meta1);
+    ck_assert_int_eq(f->t.g.n_nodes, 8); /* linear ln gelu dropout relu matmul bias ce */
     fixture_free(f);
 }
 END_TEST

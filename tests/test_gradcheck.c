@@ -30,13 +30,9 @@ struct gc_case {
 
 static void run_case(const gc_case *c, uint64_t seed)
 {
-    tt_arena arena;
-    tt_rng rng;
-    tt_graph g;
+    tt_test_graph t;
     tt_params ps;
-    tt_arena_init(&arena, "gradcheck", TT_CPU, 8 << 20);
-    tt_rng_init(&rng, seed, 5);
-    tt_graph_init(&g, &arena, &rng);
+    tt_test_graph_init(&t, 8 << 20, seed);
     tt_params_init(&ps, TT_CPU);
     tt_var *in[MAX_IN];
     char name[8] = "in0";
@@ -50,14 +46,14 @@ static void run_case(const gc_case *c, uint64_t seed)
         if (R_FABS(ps.data[k]) < c->kink_gap) ps.data[k] += ps.data[k] < 0 ? -c->kink_gap : c->kink_gap;
 
     tt_gradcheck_report rep;
-    bool ok = tt_gradcheck(&g, c->f, (void *)c, in, c->n_in, TT_GRADCHECK_DEFAULTS, &rep);
+    bool ok = tt_gradcheck(&t.g, c->f, (void *)c, in, c->n_in, TT_GRADCHECK_DEFAULTS, &rep);
     ck_assert_msg(ok, "%s: %s", c->label, rep.message);
     int64_t total = 0;
     for (int i = 0; i < c->n_in; i++) total += in[i]->val.n;
     ck_assert_msg(rep.checked == total, "%s: checked %lld of %lld elements", c->label,
                   (long long)rep.checked, (long long)total);
     tt_params_free(&ps);
-    tt_arena_free(&arena);
+    tt_test_graph_free(&t);
 }
 
 static const gc_case *ctx_of(void *ctx) { return ctx; }
@@ -250,25 +246,23 @@ static tt_var *f_bad_square(tt_graph *g, tt_var **x, void *ctx)
 
 START_TEST(test_gc_catches_wrong_backward)
 {
-    tt_arena arena;
-    tt_graph g;
+    tt_test_graph t;
     tt_params ps;
-    tt_arena_init(&arena, "gradcheck", TT_CPU, 1 << 20);
-    tt_graph_init(&g, &arena, NULL);
+    tt_test_graph_init(&t, 1 << 20, 3);
     tt_params_init(&ps, TT_CPU);
     tt_var *x = tt_params_add(&ps, "x", tt_shape1(5));
     tt_params_finalize(&ps);
     tt_test_normal(ps.data, ps.numel, 3);
     tt_gradcheck_report rep;
-    bool ok = tt_gradcheck(&g, f_bad_square, NULL, &x, 1, TT_GRADCHECK_DEFAULTS, &rep);
+    bool ok = tt_gradcheck(&t.g, f_bad_square, NULL, &x, 1, TT_GRADCHECK_DEFAULTS, &rep);
     ck_assert(!ok);
     ck_assert_int_eq(rep.checked, 5);
     ck_assert_int_eq(rep.failed, 5);
     /* the correct op passes on the same input */
-    ok = tt_gradcheck(&g, f_square, NULL, &x, 1, TT_GRADCHECK_DEFAULTS, &rep);
+    ok = tt_gradcheck(&t.g, f_square, NULL, &x, 1, TT_GRADCHECK_DEFAULTS, &rep);
     ck_assert_msg(ok, "%s", rep.message);
     tt_params_free(&ps);
-    tt_arena_free(&arena);
+    tt_test_graph_free(&t);
 }
 END_TEST
 

@@ -63,3 +63,17 @@ void tt_expect_abort(const char *a, const char *b, const char *c)
     expected[2] = c;
     tt_fatal_hook = check_fatal_message;
 }
+
+void tt_test_graph_init(tt_test_graph *t, size_t bytes, uint64_t seed)
+{
+    tt_arena_init(&t->data, "test-data", TT_CPU, bytes);
+    tt_arena_init(&t->meta, "test-meta", TT_CPU, bytes);
+    tt_rng_init(&t->rng, seed, 1);
+    tt_graph_init(&t->g, &t->data, &t->meta, &t->rng);
+}
+
+void tt_test_graph_free(tt_test_graph *t)
+{
+    tt_arena_free(&t->data);
+    tt_arena_free(&t->meta);
+}

@@ -6,6 +6,7 @@
 
 #include <check.h>
 
+#include "autograd/graph.h"
 #include "tensor/arena.h"
 #include "tensor/rng.h"
 
@@ -28,6 +29,15 @@ Suite *gradcheck_suite(void); /* float64 build only */
     tt_check_close(__FILE__, __LINE__, label, got, want, n, atol, rtol)
 void tt_check_close(const char *file, int line, const char *label, const real *got,
                     const real *want, int64_t n, double atol, double rtol);
+
+/* A CPU graph with its own data and meta arenas (`bytes` each) and an rng (seed, stream 1). */
+typedef struct tt_test_graph {
+    tt_arena data, meta;
+    tt_rng rng;
+    tt_graph g;
+} tt_test_graph;
+void tt_test_graph_init(tt_test_graph *t, size_t bytes, uint64_t seed);
+void tt_test_graph_free(tt_test_graph *t);
 
 /* For tests registered with tcase_add_test_raise_signal(..., SIGABRT): the coming fatal error
  * must name each non-NULL string, or the forked test exits normally instead of aborting (and

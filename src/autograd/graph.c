@@ -3,15 +3,18 @@
 
 #include <string.h>
 
-void tt_graph_init(tt_graph *g, tt_arena *arena, tt_rng *rng)
+void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng)
 {
-    *g = (tt_graph){.arena = arena, .be = tt_backend_get(arena->device), .device = arena->device,
-                    .training = true, .rng = rng};
+    TT_ASSERT_MSG(meta->device == TT_CPU && meta != data,
+                  "the graph's meta arena must be a host arena of its own");
+    *g = (tt_graph){.data = data, .meta = meta, .be = tt_backend_get(data->device),
+                    .device = data->device, .training = true, .rng = rng};
 }
 
 void tt_graph_reset(tt_graph *g)
 {
-    tt_arena_reset(g->arena);
+    tt_arena_reset(g->data);
+    tt_arena_reset(g->meta);
     g->tail = NULL;
     g->n_nodes = 0;
     g->backward_done = false;
@@ -35,8 +38,8 @@ tt_var tt_var_leaf(tt_tensor val, tt_tensor grad, bool requires_grad)
 
 tt_var *tt_var_new(tt_graph *g, tt_shape s, tt_dtype dt)
 {
-    tt_var *v = tt_arena_alloc(g->arena, sizeof *v);
-    *v = (tt_var){.val = tt_arena_tensor(g->arena, s, dt)};
+    tt_var *v = tt_arena_alloc(g->meta, sizeof *v);
+    *v = (tt_var){.val = tt_arena_tensor(g->data, s, dt)};
     v->grad = tt_tensor_view(NULL, s, TT_REAL, g->device);
     return v;
 }
@@ -53,7 +56,7 @@ tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host,
 real *tt_var_grad(tt_graph *g, tt_var *v)
 {
     if (!v->grad.data) {
-        v->grad = tt_arena_tensor(g->arena, v->val.shape, TT_REAL);
+        v->grad = tt_arena_tensor(g->data, v->val.shape, TT_REAL);
         g->be->zero(v->grad.data, tt_tensor_bytes(&v->grad));
     }
     return v->grad.data;
@@ -71,7 +74,7 @@ tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var 
     if (g->no_grad || !needs) return NULL;
     TT_ASSERT_MSG(!g->backward_done, "%s: recording onto a tape that has already run backward; "
                   "call tt_graph_reset first", op);
-    tt_node *n = tt_arena_alloc(g->arena, sizeof *n);
+    tt_node *n = tt_arena_alloc(g->meta, sizeof *n);
     *n = (tt_node){.prev = g->tail, .op = op, .backward = backward, .out = out, .in = {a, b, c}};
     out->requires_grad = true;
     g->tail = n;

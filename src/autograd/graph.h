@@ -3,7 +3,10 @@
  * its backward function. tt_backward walks the tape in reverse.
  *
  * Lifetime: vars, nodes, values, saved tensors and intermediate gradients created while
- * recording live in the graph's arena until tt_graph_reset (once per training step). Leaf vars
+ * recording live in the graph's two arenas until tt_graph_reset (once per training step):
+ * tensor data in `data` (on the device), vars and nodes in `meta` (always host memory). Keeping
+ * them apart is needed for a GPU, and on the CPU it keeps bookkeeping writes off the cache lines
+ * next to a gemm's output (measured: ~6% on a 512x64x64 sgemm at 2 threads). Leaf vars
  * made with tt_var_leaf (parameters, gradient-check inputs) live as long as their caller's
  * memory and keep their gradients across resets. */
 #ifndef TT_GRAPH_H
@@ -37,7 +40,8 @@ struct tt_node {
 };
 
 struct tt_graph {
-    tt_arena *arena;
+    tt_arena *data; /* tensor values, saved tensors, gradients: on the device */
+    tt_arena *meta; /* tt_var and tt_node structs: host memory */
     const tt_backend *be;
     tt_device device;
     tt_node *tail;
@@ -48,9 +52,9 @@ struct tt_graph {
     tt_rng *rng;        /* dropout masks; may be NULL when no dropout is used */
 };
 
-/* The graph does not own the arena or the rng. */
-void tt_graph_init(tt_graph *g, tt_arena *arena, tt_rng *rng);
-/* Forget the tape and everything allocated for it (one arena reset). */
+/* The graph does not own the arenas or the rng; meta must be a CPU arena distinct from data. */
+void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng);
+/* Forget the tape and everything allocated for it (a reset of both arenas). */
 void tt_graph_reset(tt_graph *g);
 /* Returns the previous value. */
 bool tt_graph_set_no_grad(tt_graph *g, bool no_grad);

@@ -44,7 +44,7 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
     if (p == R(0) || !g->training) return x;
     TT_ASSERT_MSG(g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
     tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
-    uint8_t *mask = tt_arena_alloc(g->arena, (size_t)x->val.n);
+    uint8_t *mask = tt_arena_alloc(g->data, (size_t)x->val.n);
     tt_rng at = tt_rng_take(g->rng, x->val.n);
     g->be->dropout_forward(out->val.data, mask, x->val.data, p, at, x->val.n);
     tt_node *n = tt_record(g, "dropout", dropout_backward, out, x, NULL, NULL);

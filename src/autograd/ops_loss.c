@@ -23,7 +23,7 @@ tt_var *tt_cross_entropy(tt_graph *g, tt_var *logits, tt_var *targets)
     int V = ls.d[ls.ndim - 1];
     int64_t N = targets->val.n;
     tt_var *out = tt_var_new(g, tt_shape1(1), TT_REAL);
-    tt_tensor lse = tt_arena_tensor(g->arena, tt_shape1((int)N), TT_REAL);
+    tt_tensor lse = tt_arena_tensor(g->data, tt_shape1((int)N), TT_REAL);
     g->be->crossentropy_forward(out->val.data, lse.data, logits->val.data, targets->val.data, N, V);
     tt_node *n = tt_record(g, "cross_entropy", cross_entropy_backward, out, logits, targets, NULL);
     if (n) {

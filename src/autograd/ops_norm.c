@@ -41,8 +41,8 @@ tt_var *tt_layernorm(tt_graph *g, tt_var *x, tt_var *weight, tt_var *bias, real 
     tt_assert_same_shape(bias->val.shape, tt_shape1(C), "layernorm bias vs last dim");
     int64_t N = rows_of(x, C);
     tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
-    tt_tensor mean = tt_arena_tensor(g->arena, tt_shape1((int)N), TT_REAL);
-    tt_tensor rstd = tt_arena_tensor(g->arena, tt_shape1((int)N), TT_REAL);
+    tt_tensor mean = tt_arena_tensor(g->data, tt_shape1((int)N), TT_REAL);
+    tt_tensor rstd = tt_arena_tensor(g->data, tt_shape1((int)N), TT_REAL);
     g->be->layernorm_forward(out->val.data, mean.data, rstd.data, x->val.data, weight->val.data,
                              bias->val.data, N, C, eps);
     tt_node *n = tt_record(g, "layernorm", layernorm_backward, out, x, weight, bias);
