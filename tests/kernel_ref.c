@@ -71,3 +71,11 @@ const int NSIZES = (int)(sizeof SIZES / sizeof SIZES[0]);
 const struct row_shape SHAPES[] = {{1, 1},  {1, 7},   {3, 5},    {7, 17},  {33, 65},
                                    {5, 129}, {65, 1}, {257, 33}, {17, 1025}};
 const int NSHAPES = (int)(sizeof SHAPES / sizeof SHAPES[0]);
+
+TCase *new_tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return tc;
+}

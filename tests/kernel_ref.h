@@ -30,6 +30,9 @@ int32_t *random_tokens(int64_t n, int V, uint64_t seed);
 /* want[i] = prefill[i] + add[i], the expectation of a backward kernel. */
 void add_into(real *want, const double *add, int64_t n);
 double *dzeros(int64_t n);
+/* A test case added to s with a 120 s timeout: the references are naive loops, and at -O0 under
+ * the sanitizers they need more than Check's default 4 s. */
+TCase *new_tcase(Suite *s, const char *name);
 
 /* flat sizes, and (N rows, C columns) for the row-wise kernels */
 extern const int64_t SIZES[];

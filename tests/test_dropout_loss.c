@@ -301,16 +301,6 @@ START_TEST(test_sum_backward)
 }
 END_TEST
 
-
-/* The references are naive loops at -O0 under the sanitizers: allow more than Check's 4 s. */
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 120);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 Suite *dropout_loss_suite(void)
 {
     Suite *s = suite_create("dropout_loss");

@@ -216,7 +216,6 @@ START_TEST(test_gemm_large)
 }
 END_TEST
 
-
 /* ---- memory ------------------------------------------------------------------------------- */
 
 /* Each fills n elements of an n + 1 buffer; the last must keep its sentinel. */
@@ -296,16 +295,6 @@ START_TEST(test_backend_get_cpu)
     ck_assert_str_eq(tt_backend_get(TT_CPU)->name, "cpu");
 }
 END_TEST
-
-
-/* The references are naive loops at -O0 under the sanitizers: allow more than Check's 4 s. */
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 120);
-    suite_add_tcase(s, tc);
-    return tc;
-}
 
 Suite *gemm_suite(void)
 {

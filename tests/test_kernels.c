@@ -505,16 +505,6 @@ START_TEST(test_embedding_backward_scatter_adds)
 }
 END_TEST
 
-
-/* The references are naive loops at -O0 under the sanitizers: allow more than Check's 4 s. */
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 120);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
