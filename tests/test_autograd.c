@@ -24,6 +24,15 @@ static fixture *fixture_new(void)
     return f;
 }
 
+/* A fixture whose only parameter is `name` of shape s, already finalized. */
+static fixture *fixture_with_param(const char *name, tt_shape s, tt_var **param)
+{
+    fixture *f = fixture_new();
+    *param = tt_params_add(&f->ps, name, s);
+    tt_params_finalize(&f->ps);
+    return f;
+}
+
 static void fixture_free(fixture *f)
 {
     tt_params_free(&f->ps);
@@ -45,9 +54,8 @@ static tt_var *tokens(tt_graph *g, tt_shape s, const int32_t *ids)
 
 START_TEST(test_reuse_accumulates)
 {
-    fixture *f = fixture_new();
-    tt_var *x = tt_params_add(&f->ps, "x", tt_shape1(4));
-    tt_params_finalize(&f->ps);
+    tt_var *x;
+    fixture *f = fixture_with_param("x", tt_shape1(4), &x);
     const real xv[4] = {R(-2), R(-0.5), R(1), R(3)};
     set_values(x, xv);
 
@@ -88,9 +96,8 @@ END_TEST
 
 START_TEST(test_no_grad_records_nothing)
 {
-    fixture *f = fixture_new();
-    tt_var *w = tt_params_add(&f->ps, "w", tt_shape2(3, 2));
-    tt_params_finalize(&f->ps);
+    tt_var *w;
+    fixture *f = fixture_with_param("w", tt_shape2(3, 2), &w);
     tt_graph *g = &f->t.g;
     const real xv[4] = {R(1), R(2), R(3), R(4)};
     bool old = tt_graph_set_no_grad(g, true);
@@ -113,9 +120,8 @@ END_TEST
 
 START_TEST(test_backward_of_no_grad_value_aborts)
 {
-    fixture *f = fixture_new();
-    tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(3));
-    tt_params_finalize(&f->ps);
+    tt_var *w;
+    fixture *f = fixture_with_param("w", tt_shape1(3), &w);
     tt_graph_set_no_grad(&f->t.g, true);
     tt_var *loss = tt_sum(&f->t.g, w);
     tt_expect_abort("does not require grad", NULL, NULL);
@@ -145,9 +151,8 @@ END_TEST
 
 START_TEST(test_backward_twice_aborts)
 {
-    fixture *f = fixture_new();
-    tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(3));
-    tt_params_finalize(&f->ps);
+    tt_var *w;
+    fixture *f = fixture_with_param("w", tt_shape1(3), &w);
     tt_var *loss = tt_sum(&f->t.g, w);
     tt_backward(&f->t.g, loss);
     tt_expect_abort("backward called twice", NULL, NULL);
@@ -157,9 +162,8 @@ END_TEST
 
 START_TEST(test_backward_needs_scalar)
 {
-    fixture *f = fixture_new();
-    tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(3));
-    tt_params_finalize(&f->ps);
+    tt_var *w;
+    fixture *f = fixture_with_param("w", tt_shape1(3), &w);
     tt_expect_abort("scalar", NULL, NULL);
     tt_backward(&f->t.g, tt_relu(&f->t.g, w));
 }
@@ -218,9 +222,8 @@ END_TEST
  * whose output got no gradient is skipped without allocating one. */
 START_TEST(test_unused_branch_is_skipped)
 {
-    fixture *f = fixture_new();
-    tt_var *w = tt_params_add(&f->ps, "w", tt_shape1(5));
-    tt_params_finalize(&f->ps);
+    tt_var *w;
+    fixture *f = fixture_with_param("w", tt_shape1(5), &w);
     tt_graph *g = &f->t.g;
     tt_var *unused = tt_gelu(g, w);
     tt_var *loss = tt_sum(g, w);

@@ -16,11 +16,7 @@ typedef double real;
 #define R_LOG log
 #define R_SQRT sqrt
 #define R_ERF erf
-#define R_TANH tanh
 #define R_FABS fabs
-#define R_MAX fmax
-#define R_POW pow
-#define TT_REAL_EPSILON 2.220446049250313e-16
 #else
 typedef float real;
 #define TT_REAL_NAME "f32"
@@ -28,11 +24,7 @@ typedef float real;
 #define R_LOG logf
 #define R_SQRT sqrtf
 #define R_ERF erff
-#define R_TANH tanhf
 #define R_FABS fabsf
-#define R_MAX fmaxf
-#define R_POW powf
-#define TT_REAL_EPSILON 1.1920929e-07f
 #endif
 
 #define R(x) ((real)(x))
