@@ -30,7 +30,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Isrc -MMD -MP $(PKG_CFLAGS)
 LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm
 
-LIB_SRC   := $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c)
+LIB_SRC   := $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c src/nn/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 

@@ -18,6 +18,11 @@ int main(int argc, char **argv)
         {"kernels", kernels_suite},
         {"dropout_loss", dropout_loss_suite},
         {"autograd", autograd_suite},
+        {"safetensors", safetensors_suite},
+        {"safetensors_read", safetensors_read_suite},
+        {"attention", attention_suite},
+        {"nn", nn_suite},
+        {"parity", parity_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

@@ -45,6 +45,18 @@ void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi)
     tt_rng_uniform(&r, x, n, lo, hi);
 }
 
+tt_sdpa_opts tt_test_sdpa_combo(int i, int d_k, const tt_tensor *pad, char *label, size_t len)
+{
+    bool scaled = i & 1, causal = i & 4, padded = i & 8, drop = i & 16;
+    real tau = i & 2 ? R(0.5) : R(1);
+    tt_sdpa_opts o = {.scale = R(1) / (tau * (scaled ? R_SQRT((real)d_k) : R(1))),
+                      .causal = causal, .pad = padded ? pad : NULL,
+                      .dropout = drop ? R(0.2) : R(0)};
+    snprintf(label, len, "sdpa %s tau=%g causal=%d pad=%d p=%g", scaled ? "scaled" : "unscaled",
+             (double)tau, causal, padded, (double)o.dropout);
+    return o;
+}
+
 real *tt_test_alloc(int64_t n) { return tt_xcalloc((size_t)(n ? n : 1), sizeof(real)); }
 
 static const char *expected[3];

@@ -7,6 +7,7 @@
 #include <check.h>
 
 #include "autograd/graph.h"
+#include "autograd/ops.h"
 #include "tensor/arena.h"
 #include "tensor/rng.h"
 
@@ -21,6 +22,11 @@ Suite *gemm_suite(void);
 Suite *kernels_suite(void);
 Suite *dropout_loss_suite(void);
 Suite *autograd_suite(void);
+Suite *safetensors_suite(void);
+Suite *safetensors_read_suite(void);
+Suite *attention_suite(void); /* fused scaled dot-product attention */
+Suite *nn_suite(void);        /* layers and the model */
+Suite *parity_suite(void);    /* the model against PyTorch's fixtures */
 Suite *gradcheck_suite(void); /* float64 build only */
 
 /* Fails the current test with the label, the first bad index, both values and the largest
@@ -47,6 +53,11 @@ void tt_expect_abort(const char *a, const char *b, const char *c);
 /* n values from N(0, 1) (or U[lo, hi)) drawn from a test-local stream; deterministic per seed. */
 void tt_test_normal(real *x, int64_t n, uint64_t seed);
 void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi);
+/* Attention option combination i of TT_SDPA_COMBOS: {scaled by 1/sqrt(d_k), unscaled} x
+ * {tau 1, 0.5} x {no mask, causal, padding (pad), both} x {dropout 0, 0.2}; label describes it. */
+#define TT_SDPA_COMBOS 32
+tt_sdpa_opts tt_test_sdpa_combo(int i, int d_k, const tt_tensor *pad, char *label, size_t len);
+
 /* malloc'ed, never NULL; free with free() */
 real *tt_test_alloc(int64_t n);
 

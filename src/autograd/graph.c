@@ -36,6 +36,13 @@ tt_var tt_var_leaf(tt_tensor val, tt_tensor grad, bool requires_grad)
     return (tt_var){.val = val, .grad = grad, .requires_grad = requires_grad};
 }
 
+tt_var *tt_var_alias(tt_graph *g, tt_tensor val, tt_tensor grad, bool requires_grad)
+{
+    tt_var *v = tt_arena_alloc(g->meta, sizeof *v);
+    *v = tt_var_leaf(val, grad, requires_grad);
+    return v;
+}
+
 tt_var *tt_var_new(tt_graph *g, tt_shape s, tt_dtype dt)
 {
     tt_var *v = tt_arena_alloc(g->meta, sizeof *v);

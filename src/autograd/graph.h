@@ -62,6 +62,10 @@ bool tt_graph_set_no_grad(tt_graph *g, bool no_grad);
 /* A leaf over caller-owned value and gradient memory (grad.data may be NULL when
  * requires_grad is false). */
 tt_var tt_var_leaf(tt_tensor val, tt_tensor grad, bool requires_grad);
+/* tt_var_leaf, allocated in the meta arena: a var over memory the caller owns, e.g. the first
+ * T rows of a position table (its gradient is the table's own, so no node is needed) or a
+ * constant on the device. */
+tt_var *tt_var_alias(tt_graph *g, tt_tensor val, tt_tensor grad, bool requires_grad);
 /* An arena var holding a copy of host data (a constant unless requires_grad). */
 tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host, bool requires_grad);
 /* A fresh arena var of the given shape (uninitialised value, no gradient yet). */

@@ -15,7 +15,8 @@ tt_var *tt_linear(tt_graph *g, tt_var *x, tt_var *w, tt_var *bias);
 
 /* a + b, same shapes */
 tt_var *tt_add(tt_graph *g, tt_var *a, tt_var *b);
-/* x [..., C] + bias [C] */
+/* x [..., *S] + bias [*S]: bias broadcast over x's leading dims (S: one or more trailing dims,
+ * e.g. a [C] bias over rows, or positions [T, C] over a batch [B, T, C]) */
 tt_var *tt_add_bias(tt_graph *g, tt_var *x, tt_var *bias);
 /* a * b elementwise, same shapes */
 tt_var *tt_mul(tt_graph *g, tt_var *a, tt_var *b);
@@ -33,6 +34,23 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p);
 tt_var *tt_softmax(tt_graph *g, tt_var *x);
 /* LayerNorm over the last dim: x [..., C], weight [C], bias [C] */
 tt_var *tt_layernorm(tt_graph *g, tt_var *x, tt_var *weight, tt_var *bias, real eps);
+
+/* Scaled dot-product attention, fused (one node, its own backward). */
+typedef struct tt_sdpa_opts {
+    real scale;           /* scores = scale * q.k: 1/(tau sqrt(d_k)), or 1/tau unscaled */
+    bool causal;          /* key j > query i is masked */
+    const tt_tensor *pad; /* int32 [B,T], nonzero = padding key (masked); NULL for none */
+    real dropout;         /* inverted dropout on the weights, when the graph is training */
+} tt_sdpa_opts;
+/* q, k, v [B,T,D], heads are column blocks of width D/n_heads; out [B,T,D] (heads
+ * concatenated). *weights (if not NULL) receives the attention weights [B,H,T,T] after softmax
+ * and before dropout, in the data arena until the next reset. A query whose keys are all masked
+ * gets zero weights and a zero output. */
+tt_var *tt_sdpa(tt_graph *g, tt_var *q, tt_var *k, tt_var *v, int n_heads,
+                const tt_sdpa_opts *o, tt_tensor *weights);
+/* The same on a packed qkv [B,T,3D] (rows q, k, v: PyTorch's in_proj output), read in place. */
+tt_var *tt_sdpa_packed(tt_graph *g, tt_var *qkv, int n_heads, const tt_sdpa_opts *o,
+                       tt_tensor *weights);
 
 /* weight [V, C] gathered by tokens [...] (int32): out [..., C] */
 tt_var *tt_embedding(tt_graph *g, tt_var *weight, tt_var *tokens);

@@ -21,13 +21,12 @@ tt_var *tt_add(tt_graph *g, tt_var *a, tt_var *b)
     return out;
 }
 
-static int last_dim(const tt_var *v) { return v->val.shape.d[v->val.shape.ndim - 1]; }
-
-/* y = x + bias (broadcast over rows)  =>  dx += dy, dbias += column sums of dy */
+/* y = x + bias, bias broadcast over the leading dims of x (its shape is x's trailing dims)
+ *   =>  dx += dy, dbias += sums of dy over the leading dims */
 static void add_bias_backward(tt_graph *g, tt_node *n)
 {
     const real *dy = n->out->grad.data;
-    int C = last_dim(n->out);
+    int C = n->i[0];
     real *dx = tt_grad_or_null(g, n->in[0]), *db = tt_grad_or_null(g, n->in[1]);
     if (dx) g->be->axpy(dx, R(1), dy, n->out->val.n);
     if (db) g->be->bias_backward(db, dy, n->out->val.n / C, C);
@@ -35,12 +34,17 @@ static void add_bias_backward(tt_graph *g, tt_node *n)
 
 tt_var *tt_add_bias(tt_graph *g, tt_var *x, tt_var *bias)
 {
-    TT_ASSERT_MSG(x->val.shape.ndim >= 1, "add_bias: scalar input");
-    int C = last_dim(x);
-    tt_assert_same_shape(bias->val.shape, tt_shape1(C), "add_bias (bias vs last dim of input)");
-    tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
+    tt_shape xs = x->val.shape, bs = bias->val.shape;
+    bool ok = bs.ndim >= 1 && bs.ndim <= xs.ndim;
+    for (int k = 0; ok && k < bs.ndim; k++) ok = xs.d[xs.ndim - bs.ndim + k] == bs.d[k];
+    char a[TT_SHAPE_STR], b[TT_SHAPE_STR];
+    TT_ASSERT_MSG(ok, "add_bias: bias %s is not the trailing dims of the input %s",
+                  tt_shape_str(bs, b), tt_shape_str(xs, a));
+    int C = (int)bias->val.n;
+    tt_var *out = tt_var_new(g, xs, TT_REAL);
     g->be->bias_forward(out->val.data, x->val.data, bias->val.data, C ? x->val.n / C : 0, C);
-    tt_record(g, "add_bias", add_bias_backward, out, x, bias, NULL);
+    tt_node *n = tt_record(g, "add_bias", add_bias_backward, out, x, bias, NULL);
+    if (n) n->i[0] = C;
     return out;
 }
 

@@ -16,6 +16,16 @@
 #include "tensor/rng.h"
 #include "tensor/tensor.h"
 
+/* Sizes of a fused attention call: B batches of T positions, NH heads of width HS; row strides
+ * of q, k, v and out (>= NH*HS: a packed [B,T,3D] qkv tensor is read in place with ld 3D). */
+typedef struct tt_attn_desc {
+    int B, T, NH, HS;
+    int ldq, ldk, ldv, ldo;
+    real scale; /* multiplies the scores */
+    bool causal;
+    real p; /* dropout on the weights, [0,1) */
+} tt_attn_desc;
+
 typedef struct tt_backend {
     const char *name;
 
@@ -93,6 +103,18 @@ typedef struct tt_backend {
                                  const int32_t *targets, int64_t N, int V);
     void (*crossentropy_backward)(real *dlogits, const real *dloss, const real *logits,
                                   const real *lse, const int32_t *targets, int64_t N, int V);
+
+    /* Fused scaled dot-product attention (math in tensor/cpu/attention.c). att (B,NH,T,T)
+     * saves the weights after softmax and before dropout; keep (B,NH,T,T) the dropout mask,
+     * drawn as element ((b*NH+h)*T+i)*T+j of `at` (as tt_dropout on att would), NULL when
+     * p == 0. pad (B,T): nonzero marks a padding key, or NULL. Forward scratch: T*T reals,
+     * backward: 2*T*T. Any of dq, dk, dv may be NULL. */
+    void (*attention_forward)(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                              const real *v, const int32_t *pad, const tt_attn_desc *a,
+                              tt_rng at, real *scratch);
+    void (*attention_backward)(real *dq, real *dk, real *dv, const real *dout, const real *att,
+                               const uint8_t *keep, const real *q, const real *k,
+                               const real *v, const tt_attn_desc *a, real *scratch);
 
     /* out[0] = sum of inp (n); dinp += dout[0] * s */
     void (*sum_forward)(real *out, const real *inp, int64_t n);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 char tt_fatal_message[1024];
@@ -43,4 +44,21 @@ void *tt_xrealloc(void *p, size_t bytes)
     void *q = realloc(p, bytes ? bytes : 1);
     TT_ASSERT_MSG(q, "out of memory: realloc to %zu bytes failed", bytes);
     return q;
+}
+
+char *tt_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(tt_xmalloc(n), s, n);
+}
+
+int tt_errorf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
 }

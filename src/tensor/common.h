@@ -40,5 +40,10 @@ extern void (*tt_fatal_hook)(const char *message);
 void *tt_xmalloc(size_t bytes);
 void *tt_xcalloc(size_t count, size_t size);
 void *tt_xrealloc(void *p, size_t bytes);
+char *tt_xstrdup(const char *s);
+
+/* User-input errors (mechanism 2 of STYLE.md): format the message into err (when err is not NULL
+ * and errlen > 0) and return -1, so a caller writes `return tt_errorf(err, errlen, ...)`. */
+int tt_errorf(char *err, size_t errlen, const char *fmt, ...) TT_PRINTF(3, 4);
 
 #endif

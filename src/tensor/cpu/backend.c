@@ -55,6 +55,8 @@ const tt_backend tt_cpu_backend = {
     .dropout_backward = tt_cpu_dropout_backward,
     .crossentropy_forward = tt_cpu_crossentropy_forward,
     .crossentropy_backward = tt_cpu_crossentropy_backward,
+    .attention_forward = tt_cpu_attention_forward,
+    .attention_backward = tt_cpu_attention_backward,
     .sum_forward = tt_cpu_sum_forward,
     .sum_backward = tt_cpu_sum_backward,
 };

@@ -49,6 +49,13 @@ void tt_cpu_crossentropy_forward(real *loss, real *lse, const real *logits,
 void tt_cpu_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
                                   const real *lse, const int32_t *targets, int64_t N, int V);
 
+void tt_cpu_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                              const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
+                              real *scratch);
+void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
+                               const uint8_t *keep, const real *q, const real *k, const real *v,
+                               const tt_attn_desc *a, real *scratch);
+
 void tt_cpu_sum_forward(real *out, const real *inp, int64_t n);
 void tt_cpu_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 

@@ -1,0 +1,79 @@
+/* params_io.c: a parameter table to and from safetensors, by name, so a checkpoint or a PyTorch
+ * state_dict maps onto the flat buffer without renaming (see params.h). */
+#include "autograd/params.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool shape_matches(const tt_st_entry *e, tt_shape s)
+{
+    if (e->ndim != s.ndim) return false;
+    for (int k = 0; k < s.ndim; k++)
+        if (e->shape[k] != s.d[k]) return false;
+    return true;
+}
+
+int tt_params_load(tt_params *ps, const tt_st_file *f, const char *prefix, bool strict,
+                   char *err, size_t errlen)
+{
+    TT_ASSERT_MSG(ps->data, "tt_params_load before tt_params_finalize");
+    const tt_backend *be = tt_backend_get(ps->device);
+    size_t plen = strlen(prefix);
+    char name[2 * TT_PARAM_NAME];
+    real *host = tt_xmalloc((size_t)(ps->numel ? ps->numel : 1) * sizeof(real));
+    memset(host, 0, (size_t)ps->numel * sizeof(real));
+    for (int i = 0; i < ps->n; i++) {
+        const tt_param *p = ps->items[i];
+        snprintf(name, sizeof name, "%s%s", prefix, p->name);
+        const tt_st_entry *e = tt_st_find(f, name);
+        char a[TT_SHAPE_STR], b[64];
+        if (!e) {
+            free(host);
+            return tt_errorf(err, errlen, "tensor '%s' is missing (the model needs %d parameters)",
+                        name, ps->n);
+        }
+        if (!shape_matches(e, p->var.val.shape)) {
+            tt_st_shape_str(e->ndim, e->shape, b, sizeof b);
+            free(host);
+            return tt_errorf(err, errlen, "tensor '%s' has shape %s; the model needs %s", name, b,
+                        tt_shape_str(p->var.val.shape, a));
+        }
+        if (e->dtype != TT_ST_F32 && e->dtype != TT_ST_F64) {
+            free(host);
+            return tt_errorf(err, errlen, "tensor '%s' has dtype %s; parameters must be F32 or F64",
+                        name, tt_st_dtype_name(e->dtype));
+        }
+        if (tt_st_read_real(e, host + p->offset, p->var.val.n, err, errlen)) {
+            free(host);
+            return -1;
+        }
+    }
+    if (strict)
+        for (int k = 0; k < f->n; k++) {
+            const char *n = f->entries[k].name;
+            if (strncmp(n, prefix, plen) == 0 && !tt_params_find(ps, n + plen)) {
+                free(host);
+                return tt_errorf(err, errlen, "tensor '%s' is not a parameter of this model", n);
+            }
+        }
+    /* only now, so a failed load leaves the parameters as they were */
+    be->from_host(ps->data, host, (size_t)ps->numel * sizeof(real));
+    free(host);
+    return 0;
+}
+
+void tt_params_write(const tt_params *ps, tt_st_writer *w, const char *prefix, bool grads)
+{
+    TT_ASSERT_MSG(ps->device == TT_CPU, "tt_params_write: parameters on %s; copy them to the "
+                  "host first", tt_device_name(ps->device));
+    char name[2 * TT_PARAM_NAME];
+    for (int i = 0; i < ps->n; i++) {
+        const tt_param *p = ps->items[i];
+        int64_t shape[TT_ST_MAX_DIMS];
+        for (int k = 0; k < p->var.val.shape.ndim; k++) shape[k] = p->var.val.shape.d[k];
+        snprintf(name, sizeof name, "%s%s", prefix, p->name);
+        tt_st_writer_add(w, name, TT_ST_REAL, p->var.val.shape.ndim, shape,
+                         (grads ? ps->grad : ps->data) + p->offset);
+    }
+}
