@@ -30,7 +30,11 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Isrc -MMD -MP $(PKG_CFLAGS)
 LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm
 
-LIB_SRC   := $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c src/nn/*.c)
+# src/train/main.c is the program's main(); everything else is library (the tests drive the
+# program through tt_train_main, in process).
+LIB_SRC   := $(filter-out src/train/main.c,\
+               $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c src/nn/*.c \
+                          src/train/*.c))
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
@@ -41,10 +45,21 @@ LIB64 := $(BUILD)/libtt_f64.a
 CHECK32 := $(BUILD)/check_f32
 CHECK64 := $(BUILD)/check_f64
 BENCH_MATMUL := $(BUILD)/bench_matmul
+# ./train at the repository root (DESIGN.md section 6); other builds keep theirs in BUILD.
+ifeq ($(BUILD),build)
+  TRAIN := train
+else
+  TRAIN := $(BUILD)/train
+endif
 
-.PHONY: all test bench deps deps-ok clean
+.PHONY: all test bench deps deps-ok clean run
 all: deps-ok
-	@$(MAKE) --no-print-directory libs
+	@$(MAKE) --no-print-directory libs $(TRAIN)
+
+# The first command on a fresh clone: packages, build, then train the tiny config.
+run: deps-ok
+	@$(MAKE) --no-print-directory $(TRAIN)
+	./$(TRAIN) configs/tiny.json
 
 .PHONY: libs runners
 libs: $(LIB32) $(LIB64)
@@ -78,6 +93,10 @@ $(CHECK64): $(call obj,f64,$(TEST_SRC)) $(LIB64)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
+$(TRAIN): $(call obj,f32,src/train/main.c) $(LIB32)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
 $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
@@ -101,6 +120,6 @@ deps-ok:
 	@scripts/deps.sh ensure
 
 clean:
-	rm -rf build
+	rm -rf build train
 
 -include $(shell find build -name '*.d' 2>/dev/null)

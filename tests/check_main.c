@@ -23,6 +23,11 @@ int main(int argc, char **argv)
         {"attention", attention_suite},
         {"nn", nn_suite},
         {"parity", parity_suite},
+        {"config", config_suite},
+        {"config_errors", config_errors_suite},
+        {"optim", optim_suite},
+        {"data", data_suite},
+        {"train", train_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

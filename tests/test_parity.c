@@ -115,17 +115,6 @@ static real *ref_tensor(const tt_st_file *f, const char *name, int64_t n)
     return x;
 }
 
-/* |got - want| / |want| in 2-norm; records the worst. */
-static double rel_err(const real *got, const real *want, int64_t n)
-{
-    double d = 0, w = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double diff = (double)got[i] - (double)want[i];
-        d += diff * diff;
-        w += (double)want[i] * (double)want[i];
-    }
-    return w > 0 ? sqrt(d / w) : sqrt(d);
-}
 
 typedef struct worst {
     double err;
@@ -135,7 +124,7 @@ typedef struct worst {
 static void compare(worst *wst, const char *fixture, const char *what, const real *got,
                     const real *want, int64_t n)
 {
-    double e = rel_err(got, want, n);
+    double e = tt_rel_err(got, want, n);
     ck_assert_msg(e <= PARITY_TOL, "%s: %s relative error %.3g > %.0e", fixture, what, e,
                   PARITY_TOL);
     if (e >= wst->err) {
@@ -152,7 +141,7 @@ static void export_params(const tt_model *m, const tt_st_file *f, const char *na
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
     tt_st_writer w;
     tt_st_writer_init(&w);
-    tt_params_write(&m->params, &w, "", false);
+    tt_params_write(&m->params, NULL, &w, "");
     tt_st_writer_meta(&w, "config", tt_st_meta(f, "config"));
     tt_st_writer_meta(&w, "fixture", name);
     ck_assert_msg(tt_st_writer_save(&w, path, err, sizeof err) == 0, "%s", err);
@@ -173,8 +162,8 @@ static worst check_fixture(const char *path, char *name_out, size_t name_len)
 
     tt_model m;
     tt_model_init(&m, &cfg, TT_CPU);
-    ck_assert_msg(tt_params_load(&m.params, &f, "param.", true, err, sizeof err) == 0, "%s: %s",
-                  name, err);
+    ck_assert_msg(tt_params_load(&m.params, NULL, &f, "param.", true, err, sizeof err) == 0,
+                  "%s: %s", name, err);
     export_params(&m, &f, name);
 
     int32_t *tokens = tt_xmalloc((size_t)B * T * sizeof(int32_t));
@@ -268,7 +257,8 @@ START_TEST(test_params_load_rejects_mismatch)
     tt_model_init(&m, &cfg, TT_CPU);
     tt_model_reset(&m, 5);
     real first = m.params.data[0];
-    ck_assert_int_eq(tt_params_load(&m.params, &f, "param.", true, err, sizeof err), -1);
+    ck_assert_int_eq(tt_params_load(&m.params, NULL, &f, "param.", true, err, sizeof err),
+                     -1);
     ck_assert_msg(strstr(err, "linear1.weight") && strstr(err, "shape"), "message: %s", err);
     ck_assert(m.params.data[0] == first);
     tt_model_free(&m);
@@ -276,7 +266,8 @@ START_TEST(test_params_load_rejects_mismatch)
     cfg.d_ff -= 1; /* one layer more than the file has */
     cfg.n_layers += 1;
     tt_model_init(&m, &cfg, TT_CPU);
-    ck_assert_int_eq(tt_params_load(&m.params, &f, "param.", true, err, sizeof err), -1);
+    ck_assert_int_eq(tt_params_load(&m.params, NULL, &f, "param.", true, err, sizeof err),
+                     -1);
     ck_assert_msg(strstr(err, "missing") && strstr(err, "layers."), "message: %s", err);
     tt_model_free(&m);
 
@@ -284,9 +275,11 @@ START_TEST(test_params_load_rejects_mismatch)
     ck_assert_int_ge(cfg.n_layers, 1);
     {
         tt_model_init(&m, &cfg, TT_CPU);
-        ck_assert_int_eq(tt_params_load(&m.params, &f, "param.", true, err, sizeof err), -1);
+        ck_assert_int_eq(tt_params_load(&m.params, NULL, &f, "param.", true, err, sizeof err),
+                     -1);
         ck_assert_msg(strstr(err, "not a parameter"), "message: %s", err);
-        ck_assert_int_eq(tt_params_load(&m.params, &f, "param.", false, err, sizeof err), 0);
+        ck_assert_int_eq(tt_params_load(&m.params, NULL, &f, "param.", false, err, sizeof err),
+                         0);
         tt_model_free(&m);
     }
     tt_st_close(&f);

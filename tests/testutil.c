@@ -31,6 +31,17 @@ void tt_check_close(const char *file, int line, const char *label, const real *g
                      max_diff, atol, rtol, (long long)n);
 }
 
+double tt_rel_err(const real *got, const real *want, int64_t n)
+{
+    double d = 0, w = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double diff = (double)got[i] - (double)want[i];
+        d += diff * diff;
+        w += (double)want[i] * (double)want[i];
+    }
+    return w > 0 ? sqrt(d / w) : sqrt(d);
+}
+
 void tt_test_normal(real *x, int64_t n, uint64_t seed)
 {
     tt_rng r;

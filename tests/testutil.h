@@ -27,6 +27,11 @@ Suite *safetensors_read_suite(void);
 Suite *attention_suite(void); /* fused scaled dot-product attention */
 Suite *nn_suite(void);        /* layers and the model */
 Suite *parity_suite(void);    /* the model against PyTorch's fixtures */
+Suite *config_suite(void);    /* config loading and validation */
+Suite *config_errors_suite(void);
+Suite *optim_suite(void);     /* optimizers, schedules, clipping */
+Suite *data_suite(void);      /* tokenizer, corpora, batches */
+Suite *train_suite(void);     /* the program end to end */
 Suite *gradcheck_suite(void); /* float64 build only */
 
 /* Fails the current test with the label, the first bad index, both values and the largest
@@ -35,6 +40,10 @@ Suite *gradcheck_suite(void); /* float64 build only */
     tt_check_close(__FILE__, __LINE__, label, got, want, n, atol, rtol)
 void tt_check_close(const char *file, int line, const char *label, const real *got,
                     const real *want, int64_t n, double atol, double rtol);
+
+/* |got - want| / |want| in 2-norm (|got - want| when want is 0): the relative error of a
+ * whole tensor, as the parity tests report it. */
+double tt_rel_err(const real *got, const real *want, int64_t n);
 
 /* A CPU graph with its own data and meta arenas (`bytes` each) and an rng (seed, stream 1). */
 typedef struct tt_test_graph {

@@ -39,13 +39,15 @@ tt_param *tt_params_find(const tt_params *ps, const char *name);
 void tt_params_free(tt_params *ps);
 
 /* Copies every parameter from the tensor named <prefix><name> in f (F32 or F64, converted to
- * real; shapes must match exactly). With `strict`, a tensor under the prefix that is no
- * parameter is an error too (PyTorch's load_state_dict(strict=True)). On error returns -1 with
- * err naming the tensor and leaves the parameters unchanged. */
-int tt_params_load(tt_params *ps, const tt_st_file *f, const char *prefix, bool strict,
-                   char *err, size_t errlen);
-/* Adds every parameter (or its gradient) to w as <prefix><name>, in table order, as
- * TT_ST_REAL. Values are referenced, not copied: keep ps unchanged until the save. CPU only. */
-void tt_params_write(const tt_params *ps, tt_st_writer *w, const char *prefix, bool grads);
+ * real; shapes must match exactly) into dst, a buffer of the table's layout (NULL: the values,
+ * ps->data; or the gradients, an optimizer's moments). With `strict`, a tensor under the prefix
+ * that is no parameter is an error too (PyTorch's load_state_dict(strict=True)). On error
+ * returns -1 with err naming the tensor and leaves dst unchanged. */
+int tt_params_load(tt_params *ps, real *dst, const tt_st_file *f, const char *prefix,
+                   bool strict, char *err, size_t errlen);
+/* Adds every parameter's slice of src (a buffer of the table's layout; NULL: the values) to w
+ * as <prefix><name>, in table order, as TT_ST_REAL. Referenced, not copied: keep src unchanged
+ * until the save. CPU only. */
+void tt_params_write(const tt_params *ps, const real *src, tt_st_writer *w, const char *prefix);
 
 #endif

@@ -14,8 +14,8 @@ static bool shape_matches(const tt_st_entry *e, tt_shape s)
     return true;
 }
 
-int tt_params_load(tt_params *ps, const tt_st_file *f, const char *prefix, bool strict,
-                   char *err, size_t errlen)
+int tt_params_load(tt_params *ps, real *dst, const tt_st_file *f, const char *prefix,
+                   bool strict, char *err, size_t errlen)
 {
     TT_ASSERT_MSG(ps->data, "tt_params_load before tt_params_finalize");
     const tt_backend *be = tt_backend_get(ps->device);
@@ -58,12 +58,12 @@ int tt_params_load(tt_params *ps, const tt_st_file *f, const char *prefix, bool 
             }
         }
     /* only now, so a failed load leaves the parameters as they were */
-    be->from_host(ps->data, host, (size_t)ps->numel * sizeof(real));
+    be->from_host(dst ? dst : ps->data, host, (size_t)ps->numel * sizeof(real));
     free(host);
     return 0;
 }
 
-void tt_params_write(const tt_params *ps, tt_st_writer *w, const char *prefix, bool grads)
+void tt_params_write(const tt_params *ps, const real *src, tt_st_writer *w, const char *prefix)
 {
     TT_ASSERT_MSG(ps->device == TT_CPU, "tt_params_write: parameters on %s; copy them to the "
                   "host first", tt_device_name(ps->device));
@@ -74,6 +74,6 @@ void tt_params_write(const tt_params *ps, tt_st_writer *w, const char *prefix, b
         for (int k = 0; k < p->var.val.shape.ndim; k++) shape[k] = p->var.val.shape.d[k];
         snprintf(name, sizeof name, "%s%s", prefix, p->name);
         tt_st_writer_add(w, name, TT_ST_REAL, p->var.val.shape.ndim, shape,
-                         (grads ? ps->grad : ps->data) + p->offset);
+                         (src ? src : ps->data) + p->offset);
     }
 }

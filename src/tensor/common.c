@@ -62,3 +62,28 @@ int tt_errorf(char *err, size_t errlen, const char *fmt, ...)
     }
     return -1;
 }
+
+size_t tt_utf8_valid_prefix(const char *str, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        size_t len;
+        uint32_t cp, min;
+        if (c < 0x80) { i++; continue; }
+        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
+        else return i;
+        if (i + len > n) return i;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        /* overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid */
+        if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
+        i += len;
+    }
+    return n;
+}

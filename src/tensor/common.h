@@ -42,6 +42,10 @@ void *tt_xcalloc(size_t count, size_t size);
 void *tt_xrealloc(void *p, size_t bytes);
 char *tt_xstrdup(const char *s);
 
+/* The number of bytes of s[0..n) before the first byte that is not well-formed UTF-8 (overlong
+ * forms, UTF-16 surrogates and code points past U+10FFFF are not), n when all of it is. */
+size_t tt_utf8_valid_prefix(const char *s, size_t n);
+
 /* User-input errors (mechanism 2 of STYLE.md): format the message into err (when err is not NULL
  * and errlen > 0) and return -1, so a caller writes `return tt_errorf(err, errlen, ...)`. */
 int tt_errorf(char *err, size_t errlen, const char *fmt, ...) TT_PRINTF(3, 4);

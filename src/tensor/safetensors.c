@@ -91,31 +91,6 @@ static bool json_uint(const cJSON *j, int64_t *out)
     return true;
 }
 
-/* Index of the first byte that is not well-formed UTF-8 (overlong forms and surrogates
- * included), or n. */
-static size_t utf8_bad(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        size_t len;
-        uint32_t cp, min;
-        if (c < 0x80) { i++; continue; }
-        if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1fu; min = 0x80; }
-        else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0fu; min = 0x800; }
-        else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07u; min = 0x10000; }
-        else return i;
-        if (n - i < len) return i;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80) return i;
-            cp = cp << 6 | (s[i + k] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-        i += len;
-    }
-    return n;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -280,7 +255,7 @@ static int parse_buffer(tt_st_file *f, uint8_t *buf, size_t size, const errctx *
     if (nul)
         return fail(c, "header has a NUL byte at offset %td; expected UTF-8 JSON",
                     (const uint8_t *)nul - hdr);
-    size_t bad = utf8_bad(hdr, n);
+    size_t bad = tt_utf8_valid_prefix((const char *)hdr, n);
     if (bad < n) return fail(c, "header is not valid UTF-8 at byte %zu", bad);
 
     /* A NUL-terminated copy: cJSON then never needs to look past the header. */

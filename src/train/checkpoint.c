@@ -1,0 +1,183 @@
+/* checkpoint.c: checkpoints and the first-step dump, both safetensors (DESIGN.md section 7).
+ * A checkpoint holds the parameters under their PyTorch names, the optimizer state under
+ * optim.<kind>.<name>, the optimizer step and the random cursors as I64 optim.* scalars, and
+ * in __metadata__ the resolved config, the step, the epoch, the vocabulary and the labels (JSON
+ * arrays). Loading checks all of it before anything changes, so a bad file leaves the run as
+ * it was. */
+#include "train/trainer.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *vocab_json(const tt_vocab *v)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < v->n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(v->words[i]));
+    char *s = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    TT_ASSERT_MSG(s, "out of memory printing a vocabulary");
+    return s;
+}
+
+static const char *moment_name(const tt_optim *o, int k)
+{
+    if (o->kind == TT_OPT_SGD) return k == 0 ? "optim.momentum." : NULL;
+    return k == 0 ? "optim.exp_avg." : "optim.exp_avg_sq.";
+}
+
+int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
+{
+    tt_st_writer w;
+    tt_st_writer_init(&w);
+    tt_params_write(&r->model.params, NULL, &w, "");
+    for (int k = 0; k < 2; k++)
+        if (moment_name(&r->opt, k))
+            tt_params_write(&r->model.params, k ? r->opt.v : r->opt.m, &w, moment_name(&r->opt, k));
+    int64_t one = 1, state[3] = {r->opt.t, (int64_t)r->dropout.counter,
+                                 (int64_t)r->mask.counter};
+    tt_st_writer_add(&w, "optim.step", TT_ST_I64, 1, &one, &state[0]);
+    tt_st_writer_add(&w, "optim.rng.dropout", TT_ST_I64, 1, &one, &state[1]);
+    tt_st_writer_add(&w, "optim.rng.mask", TT_ST_I64, 1, &one, &state[2]);
+    char *cfg = tt_config_to_json(&r->cfg), *words = vocab_json(&r->data.words),
+         *labels = vocab_json(&r->data.labels), num[32];
+    tt_st_writer_meta(&w, "format", "tiny-transformer checkpoint 1");
+    tt_st_writer_meta(&w, "config", cfg);
+    snprintf(num, sizeof num, "%lld", (long long)r->step);
+    tt_st_writer_meta(&w, "step", num);
+    snprintf(num, sizeof num, "%d", r->epoch);
+    tt_st_writer_meta(&w, "epoch", num);
+    tt_st_writer_meta(&w, "vocabulary", words);
+    tt_st_writer_meta(&w, "labels", labels);
+    int rc = tt_st_writer_save(&w, path, err, errlen);
+    free(cfg);
+    free(words);
+    free(labels);
+    tt_st_writer_free(&w);
+    return rc;
+}
+
+static int read_i64(const tt_st_file *f, const char *name, int64_t *out, const char *path,
+                    char *err, size_t errlen)
+{
+    const tt_st_entry *e = tt_st_find(f, name);
+    if (!e || e->dtype != TT_ST_I64 || e->numel != 1)
+        return tt_errorf(err, errlen, "%s: %s is missing or not one I64; not a checkpoint of "
+                         "./train", path, name);
+    memcpy(out, e->data, sizeof *out);
+    return 0;
+}
+
+static bool same_vocab(const char *json, const tt_vocab *v)
+{
+    cJSON *a = json ? cJSON_Parse(json) : NULL;
+    bool same = cJSON_IsArray(a) && cJSON_GetArraySize(a) == v->n;
+    for (int i = 0; same && i < v->n; i++) {
+        const cJSON *s = cJSON_GetArrayItem(a, i);
+        same = cJSON_IsString(s) && strcmp(s->valuestring, v->words[i]) == 0;
+    }
+    cJSON_Delete(a);
+    return same;
+}
+
+int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
+{
+    tt_st_file f;
+    if (tt_st_load(&f, path, err, errlen)) return -1;
+    int rc = 0;
+    const char *step = tt_st_meta(&f, "step"), *epoch = tt_st_meta(&f, "epoch");
+    int64_t t = 0, rng_dropout = 0, rng_mask = 0;
+    tt_params *ps = &r->model.params;
+    int n_params = 0;
+    for (int i = 0; i < f.n; i++) n_params += strncmp(f.entries[i].name, "optim.", 6) != 0;
+    if (!step || !epoch)
+        rc = tt_errorf(err, errlen, "%s: no step or epoch in the metadata; not a checkpoint of "
+                       "./train", path);
+    else if (!same_vocab(tt_st_meta(&f, "vocabulary"), &r->data.words) ||
+             !same_vocab(tt_st_meta(&f, "labels"), &r->data.labels))
+        rc = tt_errorf(err, errlen, "%s: its vocabulary or labels differ from those of the data "
+                       "(%s); resume with the data it was trained on", path, r->cfg.data.train);
+    else if (n_params != ps->n)
+        rc = tt_errorf(err, errlen, "%s: %d parameter tensors; this model has %d (compare the "
+                       "model section of the config with the checkpoint's)", path, n_params,
+                       ps->n);
+    if (!rc) rc = read_i64(&f, "optim.step", &t, path, err, errlen);
+    if (!rc) rc = read_i64(&f, "optim.rng.dropout", &rng_dropout, path, err, errlen);
+    if (!rc) rc = read_i64(&f, "optim.rng.mask", &rng_mask, path, err, errlen);
+    /* into scratch copies first: a failure half-way must not leave a half-loaded model */
+    size_t bytes = (size_t)ps->numel * sizeof(real);
+    real *vals = tt_xcalloc((size_t)ps->numel + 1, sizeof(real));
+    real *mom[2] = {tt_xcalloc((size_t)ps->numel + 1, sizeof(real)),
+                    tt_xcalloc((size_t)ps->numel + 1, sizeof(real))};
+    char msg[512];
+    if (!rc && tt_params_load(ps, vals, &f, "", false, msg, sizeof msg))
+        rc = tt_errorf(err, errlen, "%s: %s", path, msg);
+    for (int k = 0; k < 2 && !rc; k++)
+        if (moment_name(&r->opt, k) &&
+            tt_params_load(ps, mom[k], &f, moment_name(&r->opt, k), true, msg, sizeof msg))
+            rc = tt_errorf(err, errlen, "%s: %s (was it saved with train.optimizer %s?)", path,
+                           msg, r->opt.kind == TT_OPT_SGD ? "sgd" : "adamw");
+    if (!rc) {
+        memcpy(ps->data, vals, bytes);
+        memcpy(r->opt.m, mom[0], bytes);
+        if (r->opt.v) memcpy(r->opt.v, mom[1], bytes);
+        r->opt.t = t;
+        r->dropout.counter = (uint64_t)rng_dropout;
+        r->mask.counter = (uint64_t)rng_mask;
+        r->step = strtoll(step, NULL, 10);
+        r->epoch = atoi(epoch);
+    }
+    free(vals);
+    free(mom[0]);
+    free(mom[1]);
+    tt_st_close(&f);
+    return rc;
+}
+
+static void add_i32(tt_st_writer *w, const char *name, const int32_t *x, int ndim, int B, int T)
+{
+    int64_t shape[2] = {B, T};
+    tt_st_writer_add(w, name, TT_ST_I32, ndim, shape, x);
+}
+
+int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen)
+{
+    const tt_config *c = &r->cfg;
+    const int B = r->batch.B, T = r->batch.T, L = c->model.n_layers;
+    tt_shuffle(r->order, r->data.train.n, (uint64_t)c->seed, 1);
+    tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, 0, &r->mask,
+                  c->data.mask_prob);
+    /* dropout off, so another implementation can reproduce every number */
+    r->g.training = false;
+    tt_tensor *att = tt_xcalloc((size_t)(L ? L : 1), sizeof *att);
+    tt_var *logits;
+    tt_params_zero_grad(&r->model.params);
+    tt_var *loss = tt_run_forward(r, &r->batch, &logits, att);
+    tt_backward(&r->g, loss);
+    tt_st_writer w;
+    tt_st_writer_init(&w);
+    tt_params_write(&r->model.params, NULL, &w, "param.");
+    tt_params_write(&r->model.params, r->model.params.grad, &w, "grad.");
+    bool classify = r->data.task == TT_TASK_CLASSIFY;
+    add_i32(&w, "input.tokens", r->batch.tokens, 2, B, T);
+    add_i32(&w, "input.targets", r->batch.targets, classify ? 1 : 2, B, T);
+    add_i32(&w, "input.pad_mask", r->batch.pad, 2, B, T);
+    int64_t ls[3] = {B, classify ? tt_corpus_n_out(&r->data) : T, tt_corpus_n_out(&r->data)};
+    tt_st_writer_add(&w, "output.logits", TT_ST_REAL, classify ? 2 : 3, ls, logits->val.data);
+    int64_t one = 1;
+    tt_st_writer_add(&w, "output.loss", TT_ST_REAL, 1, &one, loss->val.data);
+    char name[32];
+    for (int l = 0; l < L; l++) {
+        int64_t s[4] = {B, c->model.n_heads, T, T};
+        snprintf(name, sizeof name, "output.attn.%d", l);
+        tt_st_writer_add(&w, name, TT_ST_REAL, 4, s, att[l].data);
+    }
+    char *cfg = tt_config_to_json(c);
+    tt_st_writer_meta(&w, "config", cfg);
+    int rc = tt_st_writer_save(&w, path, err, errlen);
+    free(cfg);
+    free(att);
+    tt_st_writer_free(&w);
+    return rc;
+}

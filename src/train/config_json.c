@@ -1,0 +1,149 @@
+/* config_json.c: the config's schema and its writing. tt_config_keys lists every key with its
+ * type, its field in tt_config, its default and what is allowed (config.c reads and checks each
+ * key through it); tt_config_store and tt_config_fetch move a value in and out of a key's field;
+ * tt_config_to_json walks the table to write a resolved config back as JSON, numbers printed so
+ * that they read back exactly. A key added to the table is read, checked and written back. */
+#include "train/config_keys.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* clang-format off */
+#define F(field) offsetof(tt_config, field), sizeof(((tt_config *)0)->field)
+#define INT(s, n, fld, a, d) {s, n, T_INT, F(fld), .lo = a, .hi = INT_MAX, .def = d}
+#define NUM(s, n, fld, a, ao, b, bo, d)                                                            \
+    {s, n, T_NUM, F(fld), .lo = a, .lo_open = ao, .hi = b, .hi_open = bo, .def = d}
+#define BOOL(s, n, fld, d) {s, n, T_BOOL, F(fld), .def = d}
+#define ENUM(s, n, fld, ...) {s, n, T_ENUM, F(fld), .names = {__VA_ARGS__}}
+#define PATH(s, n, fld, d) {s, n, T_PATH, F(fld), .sdef = d}
+#define STRS(s, n, fld, cnt) {s, n, T_STRS, F(fld), .count_off = offsetof(tt_config, cnt)}
+#define OPEN true
+#define SHUT false
+/* clang-format on */
+
+/* Every key, in the order tt_config_to_json writes them. */
+const tt_config_key tt_config_keys[] = {
+    {NULL, "seed", T_I64, F(seed), .lo = 0, .hi = 9007199254740991.0 /* 2^53 - 1 */},
+    ENUM(NULL, "device", device, "cpu", "cuda"),
+    INT(NULL, "threads", threads, 0, 0),
+    {"data", "task", T_ENUM, F(data.task), .names = {"tag", "classify", "mlm", "lm"},
+     .flags = REQUIRED},
+    PATH("data", "train", data.train, "train.txt"),
+    PATH("data", "valid", data.valid, "valid.txt"),
+    {"data", "seq_len", T_INT, F(data.seq_len), .lo = 1, .hi = 4096, .flags = REQUIRED},
+    STRS("data", "probes", data.probes, data.n_probes),
+    STRS("data", "ambiguous", data.ambiguous, data.n_ambiguous),
+    BOOL("data", "truncate", data.truncate, false),
+    NUM("data", "mask_prob", data.mask_prob, 0, OPEN, 1, OPEN, 0.15),
+    INT("model", "d_model", model.d_model, 1, 64),
+    INT("model", "n_heads", model.n_heads, 1, 4),
+    INT("model", "n_layers", model.n_layers, 1, 2),
+    INT("model", "d_ff", model.d_ff, 1, 256),
+    {"model", "max_len", T_INT, F(model.max_len), .lo = 1, .hi = INT_MAX, .flags = DERIVED},
+    ENUM("model", "activation", model.gelu, "relu", "gelu"),
+    ENUM("model", "norm", model.pre_norm, "post", "pre"),
+    ENUM("model", "positional", model.learned_pos, "sinusoidal", "learned"),
+    BOOL("model", "embed_scale", model.embed_scale, false),
+    NUM("model", "dropout", model.dropout, 0, SHUT, 1, OPEN, 0.1),
+    NUM("model", "attn_dropout", model.attn_dropout, 0, SHUT, 1, OPEN, 0.0),
+    ENUM("model", "attn_scale", model.attn_scale_none, "sqrt_dk", "none"),
+    NUM("model", "attn_temperature", model.attn_temperature, 0, OPEN, HUGE_VAL, SHUT, 1.0),
+    {"model", "causal", T_BOOL, F(model.causal), .flags = DERIVED},
+    ENUM("model", "pool", model.pool, "mean", "first"),
+    INT("train", "epochs", train.epochs, 1, 10),
+    INT("train", "batch_size", train.batch_size, 1, 32),
+    INT("train", "warmup_steps", train.warmup_steps, 0, 0),
+    ENUM("train", "optimizer", train.optimizer, "adamw", "sgd"),
+    NUM("train", "lr", train.lr, 0, OPEN, HUGE_VAL, SHUT, 1e-3),
+    NUM("train", "beta1", train.beta1, 0, SHUT, 1, OPEN, 0.9),
+    NUM("train", "beta2", train.beta2, 0, SHUT, 1, OPEN, 0.999),
+    NUM("train", "eps", train.eps, 0, OPEN, HUGE_VAL, SHUT, 1e-8),
+    NUM("train", "weight_decay", train.weight_decay, 0, SHUT, HUGE_VAL, SHUT, 0.01),
+    NUM("train", "momentum", train.momentum, 0, SHUT, 1, OPEN, 0.9),
+    NUM("train", "grad_clip", train.grad_clip, 0, SHUT, HUGE_VAL, SHUT, 1.0),
+    ENUM("train", "schedule", train.schedule, "constant", "linear", "cosine"),
+    {"output", "dir", T_STR, F(output.dir), .flags = DERIVED},
+    INT("output", "attention_every", output.attention_every, 0, 1),
+    INT("output", "checkpoint_every", output.checkpoint_every, 0, 0),
+    INT("output", "log_every", output.log_every, 1, 1),
+};
+_Static_assert(sizeof tt_config_keys / sizeof tt_config_keys[0] == TT_CONFIG_N_KEYS,
+               "TT_CONFIG_N_KEYS (config_keys.h) must count the keys of tt_config_keys");
+
+void tt_config_store(tt_config *c, const tt_config_key *k, double d)
+{
+    void *p = tt_config_field(c, k);
+    int i = (int)d;
+    if (k->type == T_INT) {
+        *(int *)p = i;
+    } else if (k->type == T_I64) {
+        *(int64_t *)p = (int64_t)d;
+    } else if (k->type == T_NUM) {
+        *(double *)p = d;
+    } else if (k->size == sizeof(bool)) {
+        *(bool *)p = d != 0;
+    } else {
+        TT_ASSERT(k->type == T_ENUM && k->size == sizeof i);
+        memcpy(p, &i, sizeof i);
+    }
+}
+
+double tt_config_fetch(const tt_config *c, const tt_config_key *k)
+{
+    const char *p = (const char *)c + k->off;
+    if (k->type == T_I64) return (double)*(const int64_t *)p;
+    if (k->type == T_NUM) return *(const double *)p;
+    if (k->type != T_INT && k->size == sizeof(bool)) return *(const bool *)p;
+    int i;
+    memcpy(&i, p, sizeof i);
+    return i;
+}
+
+const char *tt_config_number_text(double d, char *buf, size_t len)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    return buf;
+}
+
+static cJSON *key_to_json(const tt_config *c, const tt_config_key *k)
+{
+    const char *p = (const char *)c + k->off;
+    if (k->type == T_STR || k->type == T_PATH) return cJSON_CreateString(p);
+    if (k->type == T_BOOL) return cJSON_CreateBool(tt_config_fetch(c, k) != 0);
+    if (k->type == T_ENUM) return cJSON_CreateString(k->names[(int)tt_config_fetch(c, k)]);
+    char num[32];
+    if (k->type != T_STRS)
+        return cJSON_CreateRaw(tt_config_number_text(tt_config_fetch(c, k), num, sizeof num));
+    char *const *strs = *(char *const *const *)p;
+    int n = *(const int *)((const char *)c + k->count_off);
+    return strs ? cJSON_CreateStringArray((const char *const *)strs, n) : cJSON_CreateArray();
+}
+
+char *tt_config_to_json(const tt_config *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    TT_ASSERT(root);
+    for (int k = 0; k < TT_CONFIG_N_KEYS; k++) {
+        const tt_config_key *kd = &tt_config_keys[k];
+        cJSON *parent = root;
+        if (kd->section) {
+            parent = cJSON_GetObjectItemCaseSensitive(root, kd->section);
+            if (!parent) parent = cJSON_AddObjectToObject(root, kd->section);
+        }
+        cJSON *v = key_to_json(c, kd);
+        TT_ASSERT(parent && v);
+        cJSON_AddItemToObject(parent, kd->name, v);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    TT_ASSERT(s);
+    return s;
+}

@@ -1,0 +1,47 @@
+/* config_keys.h: the config's schema, shared by config.c (reading, checking) and config_json.c
+ * (the table itself, the field accessors, writing a config back). Internal to those two files:
+ * everything else goes through config.h. */
+#ifndef TT_CONFIG_KEYS_H
+#define TT_CONFIG_KEYS_H
+
+#include "train/config.h"
+
+/* T_PATH: a string resolved against the config's folder; T_STRS: an array of strings. */
+typedef enum { T_INT, T_I64, T_NUM, T_BOOL, T_ENUM, T_STR, T_PATH, T_STRS } ktype;
+
+/* REQUIRED: no default. DERIVED: the default depends on other keys (check_rules fills it). */
+enum { REQUIRED = 1, DERIVED = 2 };
+
+typedef struct tt_config_key {
+    const char *section; /* NULL for a top-level key */
+    const char *name;
+    ktype type;
+    size_t off, size;      /* the field in tt_config (an int, int64_t, double, bool, enum...) */
+    size_t count_off;      /* T_STRS: the int that counts the strings */
+    double lo, hi;         /* numbers: the allowed range, bounds included... */
+    bool lo_open, hi_open; /* ...unless open (T_NUM only) */
+    const char *names[5];  /* T_ENUM: the strings in the enum's order (a bool field: false, true) */
+    double def;            /* numbers, bools; enums: the index into names */
+    const char *sdef;      /* T_STR, T_PATH */
+    int flags;
+} tt_config_key;
+
+/* Every key, in the order tt_config_to_json writes them (config_json.c; a static assert there
+ * keeps the count in step with the table). */
+#define TT_CONFIG_N_KEYS 42
+extern const tt_config_key tt_config_keys[];
+
+/* Key k's field in c. */
+static inline void *tt_config_field(tt_config *c, const tt_config_key *k)
+{
+    return (char *)c + k->off;
+}
+
+/* Stores d into key k's field: a number, a bool (0 or 1), an enum (the index into names). */
+void tt_config_store(tt_config *c, const tt_config_key *k, double d);
+/* The inverse of tt_config_store. */
+double tt_config_fetch(const tt_config *c, const tt_config_key *k);
+/* The shortest text that reads back as exactly d (cJSON's own printing may lose the last bits). */
+const char *tt_config_number_text(double d, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,381 @@
+/* data.c: loading the corpora (see data.h for the formats), batches and shuffling.
+ * Loading is two passes over the training split (count words and tags, then encode with the
+ * sorted vocabulary) and one over the validation split; each line is checked as it is read:
+ * UTF-8, the TAB and the tag count for the task, the length against seq_len. */
+#include "train/data.h"
+
+#include "tensor/backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct span {
+    const char *p;
+    size_t n;
+} span;
+
+/* The words and tags of one line, as spans into the file's buffer. */
+typedef struct line {
+    span *words, *tags;
+    int n_words, n_tags, cap;
+} line;
+
+static int read_all(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return tt_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0, got;
+    char *b = tt_xmalloc(cap);
+    while ((got = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) b = tt_xrealloc(b, cap *= 2);
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b);
+        return tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+/* Splits s[0..n) at spaces into spans appended to words or tags. */
+static int split(line *l, bool tags, const char *s, size_t n)
+{
+    int count = 0;
+    for (size_t i = 0; i < n;) {
+        while (i < n && s[i] == ' ') i++;
+        if (i == n) break;
+        size_t start = i;
+        while (i < n && s[i] != ' ') i++;
+        if (l->n_words + l->n_tags + 1 > l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 64;
+            l->words = tt_xrealloc(l->words, (size_t)l->cap * sizeof(span));
+            l->tags = tt_xrealloc(l->tags, (size_t)l->cap * sizeof(span));
+        }
+        span sp = {s + start, i - start};
+        if (tags) l->tags[l->n_tags++] = sp;
+        else l->words[l->n_words++] = sp;
+        count++;
+    }
+    return count;
+}
+
+static const char *format_of(tt_task t)
+{
+    switch (t) {
+    case TT_TASK_TAG: return "'words<TAB>tags' with one tag per word";
+    case TT_TASK_CLASSIFY: return "'LABEL<TAB>words'";
+    default: return "a sentence of words separated by spaces";
+    }
+}
+
+/* Parses one line for the task. Returns 0, 1 for a blank line, -1 with a message. */
+static int parse_line(line *l, tt_task task, const char *s, size_t n, const char *where,
+                      char *err, size_t errlen)
+{
+    l->n_words = l->n_tags = 0;
+    if (n && s[n - 1] == '\r') n--;
+    size_t ok = tt_utf8_valid_prefix(s, n);
+    if (ok < n)
+        return tt_errorf(err, errlen, "%s: invalid UTF-8 at byte %zu of the line", where, ok + 1);
+    size_t blank = 0;
+    while (blank < n && (s[blank] == ' ' || s[blank] == '\t')) blank++;
+    if (blank == n) return 1;
+    const char *tab = memchr(s, '\t', n);
+    bool labelled = task == TT_TASK_TAG || task == TT_TASK_CLASSIFY;
+    if (labelled && !tab)
+        return tt_errorf(err, errlen, "%s: no TAB; a %s line is %s", where, tt_task_name(task),
+                         format_of(task));
+    if (!labelled && tab)
+        return tt_errorf(err, errlen, "%s: a TAB; a %s line is %s", where, tt_task_name(task),
+                         format_of(task));
+    if (labelled && memchr(tab + 1, '\t', n - (size_t)(tab + 1 - s)))
+        return tt_errorf(err, errlen, "%s: more than one TAB; a %s line is %s", where,
+                         tt_task_name(task), format_of(task));
+    size_t left = tab ? (size_t)(tab - s) : n;
+    if (task == TT_TASK_CLASSIFY) {
+        if (split(l, true, s, left) != 1)
+            return tt_errorf(err, errlen, "%s: %d labels before the TAB; a classify line is %s",
+                             where, l->n_tags, format_of(task));
+        split(l, false, tab + 1, n - left - 1);
+    } else {
+        split(l, false, s, left);
+        if (task == TT_TASK_TAG) split(l, true, tab + 1, n - left - 1);
+    }
+    if (l->n_words == 0) return tt_errorf(err, errlen, "%s: no words; a %s line is %s", where,
+                                          tt_task_name(task), format_of(task));
+    if (task == TT_TASK_TAG && l->n_tags != l->n_words)
+        return tt_errorf(err, errlen, "%s: %d words but %d tags; a tag line has one tag per word",
+                         where, l->n_words, l->n_tags);
+    return 0;
+}
+
+typedef struct count_entry {
+    const char *word;
+    int64_t count;
+} count_entry;
+
+static int by_count(const void *a, const void *b)
+{
+    const count_entry *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->word, y->word);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    return strcmp(((const count_entry *)a)->word, ((const count_entry *)b)->word);
+}
+
+/* The final vocabulary from words seen in training: specials first (when asked), then by
+ * count or in byte order. */
+static void sorted_vocab(tt_vocab *out, const tt_vocab *seen, const int64_t *counts,
+                         bool specials, bool by_frequency)
+{
+    count_entry *e = tt_xmalloc((size_t)(seen->n ? seen->n : 1) * sizeof *e);
+    for (int i = 0; i < seen->n; i++) e[i] = (count_entry){seen->words[i], counts[i]};
+    qsort(e, (size_t)seen->n, sizeof *e, by_frequency ? by_count : by_bytes);
+    tt_vocab_init(out);
+    if (specials) {
+        static const char *names[TT_TOK_SPECIALS] = {"[PAD]", "[UNK]", "[MASK]"};
+        for (int i = 0; i < TT_TOK_SPECIALS; i++) tt_vocab_add(out, names[i], strlen(names[i]));
+    }
+    for (int i = 0; i < seen->n; i++) tt_vocab_add(out, e[i].word, strlen(e[i].word));
+    free(e);
+}
+
+/* counts[id] += 1 for the word, adding it to `seen` (and a zero count) when new */
+static void count_word(tt_vocab *seen, int64_t **counts, span w)
+{
+    int before = seen->n;
+    int id = tt_vocab_add(seen, w.p, w.n);
+    if (id == before) {
+        *counts = tt_xrealloc(*counts, (size_t)seen->n * sizeof(int64_t));
+        (*counts)[id] = 0;
+    }
+    (*counts)[id] += 1;
+}
+
+/* Reads a split. Pass `count` (training, first pass): only fills seen words/tags and counts.
+ * Otherwise encodes every line into s with c's vocabularies. */
+static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const char *path,
+                      bool count, tt_vocab *seen_w, int64_t **cw, tt_vocab *seen_t, int64_t **ct,
+                      char *err, size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if (read_all(path, &buf, &len, err, errlen)) return -1;
+    line l = {0};
+    int rc = 0, lineno = 0;
+    int64_t store_n = 0, store_cap = 0;
+    int64_t *offsets = NULL; /* per example: words at store[off], tags after them */
+    snprintf(s->path, sizeof s->path, "%s", path);
+    char where[TT_CONFIG_PATH + 32];
+    for (size_t at = 0; at < len && rc == 0; lineno++) {
+        const char *nl = memchr(buf + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (buf + at)) : len - at;
+        snprintf(where, sizeof where, "%s:%d", path, lineno + 1);
+        int r = parse_line(&l, c->task, buf + at, n, where, err, errlen);
+        at += n + 1;
+        if (r < 0) rc = -1;
+        if (r) continue;
+        if (memchr(buf + at - n - 1, '\0', n)) {
+            rc = tt_errorf(err, errlen, "%s: a NUL byte; the data must be text", where);
+            break;
+        }
+        if (l.n_words > c->seq_len) {
+            if (!cfg->data.truncate) {
+                rc = tt_errorf(err, errlen, "%s: %d words, more than data.seq_len (%d); set "
+                               "data.truncate true to cut such lines", where, l.n_words,
+                               c->seq_len);
+                break;
+            }
+            s->n_truncated += !count;
+            l.n_words = c->seq_len;
+            if (c->task == TT_TASK_TAG) l.n_tags = c->seq_len;
+        }
+        if (count) {
+            for (int i = 0; i < l.n_words; i++) count_word(seen_w, cw, l.words[i]);
+            for (int i = 0; i < l.n_tags; i++) count_word(seen_t, ct, l.tags[i]);
+            continue;
+        }
+        int64_t need = l.n_words + l.n_tags;
+        if (store_n + need > store_cap) {
+            store_cap = 2 * (store_n + need) + 1024;
+            s->store = tt_xrealloc(s->store, (size_t)store_cap * sizeof(int32_t));
+        }
+        for (int i = 0; i < l.n_words; i++) {
+            int id = tt_vocab_find(&c->words, l.words[i].p, l.words[i].n);
+            s->store[store_n + i] = id < 0 ? TT_TOK_UNK : id;
+        }
+        for (int i = 0; i < l.n_tags; i++) {
+            int id = tt_vocab_find(&c->labels, l.tags[i].p, l.tags[i].n);
+            if (id < 0) {
+                rc = tt_errorf(err, errlen, "%s: %s '%.*s' does not occur in the training data "
+                               "(%s has %d)", where, c->task == TT_TASK_TAG ? "tag" : "label",
+                               (int)l.tags[i].n, l.tags[i].p, c->train.path, c->labels.n);
+                break;
+            }
+            s->store[store_n + l.n_words + i] = id;
+        }
+        if (rc) break;
+        s->ex = tt_xrealloc(s->ex, (size_t)(s->n + 1) * sizeof *s->ex);
+        offsets = tt_xrealloc(offsets, (size_t)(s->n + 1) * sizeof *offsets);
+        s->ex[s->n] = (tt_example){.n = l.n_words, .line = lineno + 1};
+        offsets[s->n++] = store_n;
+        s->n_words += l.n_words;
+        store_n += need;
+    }
+    if (rc == 0 && !count && s->n == 0)
+        rc = tt_errorf(err, errlen, "%s: no examples (the file is empty or blank)", path);
+    for (int i = 0; rc == 0 && i < s->n; i++) {
+        s->ex[i].words = s->store + offsets[i];
+        s->ex[i].tags = c->task == TT_TASK_TAG || c->task == TT_TASK_CLASSIFY
+                            ? s->store + offsets[i] + s->ex[i].n
+                            : NULL;
+    }
+    free(offsets);
+    free(l.words);
+    free(l.tags);
+    free(buf);
+    return rc;
+}
+
+int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen)
+{
+    *c = (tt_corpus){.task = cfg->data.task, .seq_len = cfg->data.seq_len};
+    tt_vocab seen_w, seen_t;
+    tt_vocab_init(&seen_w);
+    tt_vocab_init(&seen_t);
+    int64_t *cw = NULL, *ct = NULL;
+    tt_split scratch = {0};
+    int rc = read_split(c, cfg, &scratch, cfg->data.train, true, &seen_w, &cw, &seen_t, &ct,
+                        err, errlen);
+    if (rc == 0 && seen_w.n == 0)
+        rc = tt_errorf(err, errlen, "%s: no examples (the file is empty or blank)",
+                       cfg->data.train);
+    if (rc == 0) {
+        sorted_vocab(&c->words, &seen_w, cw, true, true);
+        sorted_vocab(&c->labels, &seen_t, ct, false, false);
+        rc = read_split(c, cfg, &c->train, cfg->data.train, false, NULL, NULL, NULL, NULL, err,
+                        errlen);
+    }
+    if (rc == 0)
+        rc = read_split(c, cfg, &c->valid, cfg->data.valid, false, NULL, NULL, NULL, NULL, err,
+                        errlen);
+    if (rc == 0) {
+        c->ambiguous = tt_xcalloc((size_t)c->words.n, sizeof(bool));
+        for (int i = 0; i < cfg->data.n_ambiguous && rc == 0; i++) {
+            const char *w = cfg->data.ambiguous[i];
+            int id = tt_vocab_find(&c->words, w, strlen(w));
+            if (id < TT_TOK_SPECIALS)
+                rc = tt_errorf(err, errlen, "%s: data.ambiguous[%d]: \"%s\" does not occur in "
+                               "the training data %s", cfg->path, i, w, cfg->data.train);
+            else if (!c->ambiguous[id])
+                c->ambiguous[id] = true, c->n_ambiguous++;
+        }
+    }
+    tt_vocab_free(&seen_w);
+    tt_vocab_free(&seen_t);
+    free(cw);
+    free(ct);
+    if (rc) tt_corpus_free(c);
+    return rc;
+}
+
+static void split_free(tt_split *s)
+{
+    free(s->ex);
+    free(s->store);
+}
+
+void tt_corpus_free(tt_corpus *c)
+{
+    tt_vocab_free(&c->words);
+    tt_vocab_free(&c->labels);
+    split_free(&c->train);
+    split_free(&c->valid);
+    free(c->ambiguous);
+    *c = (tt_corpus){0};
+}
+
+int tt_corpus_n_out(const tt_corpus *c)
+{
+    return c->task == TT_TASK_TAG || c->task == TT_TASK_CLASSIFY ? c->labels.n : c->words.n;
+}
+
+void tt_batch_alloc(tt_batch *b, int B, int T)
+{
+    size_t n = (size_t)B * T;
+    *b = (tt_batch){.B = B, .T = T};
+    b->tokens = tt_xmalloc(n * sizeof(int32_t));
+    b->targets = tt_xmalloc(n * sizeof(int32_t));
+    b->pad = tt_xmalloc(n * sizeof(int32_t));
+    b->ambiguous = tt_xmalloc(n);
+}
+
+void tt_batch_free(tt_batch *b)
+{
+    free(b->tokens);
+    free(b->targets);
+    free(b->pad);
+    free(b->ambiguous);
+    *b = (tt_batch){0};
+}
+
+void tt_batch_fill(tt_batch *b, const tt_corpus *c, const tt_split *s, const int *order,
+                   int first, tt_rng *mask, double mask_prob)
+{
+    const int B = b->B, T = b->T;
+    const bool classify = c->task == TT_TASK_CLASSIFY;
+    tt_rng at = {0};
+    if (c->task == TT_TASK_MLM) at = tt_rng_take(mask, (int64_t)B * T);
+    b->n_tokens = 0;
+    for (int r = 0; r < B; r++) {
+        int32_t *tok = b->tokens + r * T, *tgt = classify ? b->targets + r : b->targets + r * T;
+        int32_t *pad = b->pad + r * T;
+        uint8_t *amb = b->ambiguous + r * T;
+        for (int t = 0; t < T; t++) tok[t] = TT_TOK_PAD, pad[t] = 1, amb[t] = 0;
+        for (int t = 0; t < (classify ? 1 : T); t++) tgt[t] = TT_IGNORE_INDEX;
+        int idx = first + r;
+        if (idx >= s->n) continue; /* past the end: a row of padding */
+        const tt_example *e = &s->ex[order ? order[idx] : idx];
+        /* lm: the input is every word but the last, the target the next word */
+        int len = c->task == TT_TASK_LM && e->n > 1 ? e->n - 1 : e->n;
+        for (int t = 0; t < len; t++) tok[t] = e->words[t], pad[t] = 0;
+        b->n_tokens += len;
+        switch (c->task) {
+        case TT_TASK_TAG:
+            for (int t = 0; t < len; t++) tgt[t] = e->tags[t], amb[t] = c->ambiguous[tok[t]];
+            break;
+        case TT_TASK_CLASSIFY: tgt[0] = e->tags[0]; break;
+        case TT_TASK_LM:
+            for (int t = 0; t + 1 < e->n; t++) tgt[t] = e->words[t + 1];
+            break;
+        case TT_TASK_MLM:
+            for (int t = 0; t < len; t++)
+                if ((double)tt_rng_uniform_at(&at, (int64_t)r * T + t) < mask_prob)
+                    tgt[t] = tok[t], tok[t] = TT_TOK_MASK;
+            break;
+        }
+    }
+}
+
+void tt_shuffle(int *order, int n, uint64_t seed, int epoch)
+{
+    enum { STREAM_SHUFFLE = 2 };
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates; (w * (i+1)) >> 32 is uniform in [0, i] */
+        uint32_t w = tt_rng_word(seed, STREAM_SHUFFLE, ((uint64_t)epoch << 32) + (uint64_t)i);
+        int j = (int)(((uint64_t)w * (uint64_t)(i + 1)) >> 32);
+        int tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+}

@@ -1,0 +1,93 @@
+/* data.h: corpora, the word-level tokenizer and batches.
+ *
+ * File formats (UTF-8, one example per line, words separated by ASCII spaces, blank lines
+ * skipped, a trailing '\r' ignored):
+ *   tag       words<TAB>tags       one tag per word
+ *   classify  LABEL<TAB>words
+ *   mlm, lm   words
+ * The vocabulary comes from the training split: [PAD] = 0, [UNK] = 1, [MASK] = 2, then words by
+ * decreasing count (ties in byte order), so ids do not depend on line order. Tags and labels
+ * likewise, from the training split only; an unknown tag in the validation split is an error.
+ * Every error names the file and line: tt_corpus_load returns -1 with one message. */
+#ifndef TT_DATA_H
+#define TT_DATA_H
+
+#include "tensor/rng.h"
+#include "train/config.h"
+
+enum { TT_TOK_PAD = 0, TT_TOK_UNK = 1, TT_TOK_MASK = 2, TT_TOK_SPECIALS = 3 };
+
+/* Strings to ids with a hash table; ids index `words`. */
+typedef struct tt_vocab {
+    char **words;
+    int n, cap;
+    int *slots; /* open addressing, -1 empty; n_slots a power of two */
+    int n_slots;
+} tt_vocab;
+
+void tt_vocab_init(tt_vocab *v);
+/* The id of word (len bytes), or -1. */
+int tt_vocab_find(const tt_vocab *v, const char *word, size_t len);
+/* Adds the word if absent; returns its id. */
+int tt_vocab_add(tt_vocab *v, const char *word, size_t len);
+void tt_vocab_free(tt_vocab *v);
+
+/* Splits text into word ids (unknown words give [UNK]); returns the number of words, writing at
+ * most max ids. */
+int tt_tokenize(const tt_vocab *v, const char *text, int32_t *ids, int max);
+/* Words joined by single spaces into out (at most len bytes with the NUL); returns the length
+ * the full text needs. */
+size_t tt_detokenize(const tt_vocab *v, const int32_t *ids, int n, char *out, size_t len);
+
+typedef struct tt_example {
+    int32_t *words; /* n ids */
+    int32_t *tags;  /* tag: n tag ids; classify: one label id; else NULL */
+    int n, line;
+} tt_example;
+
+typedef struct tt_split {
+    char path[TT_CONFIG_PATH];
+    tt_example *ex;
+    int n;
+    int64_t n_words;
+    int n_truncated; /* lines cut to seq_len (data.truncate) */
+    int32_t *store;  /* every id of the split, owned */
+} tt_split;
+
+typedef struct tt_corpus {
+    tt_task task;
+    int seq_len;
+    tt_vocab words;   /* input vocabulary */
+    tt_vocab labels;  /* tags (tag) or labels (classify); empty otherwise */
+    tt_split train, valid;
+    bool *ambiguous;  /* per word id: a word listed in data.ambiguous */
+    int n_ambiguous;  /* how many of the listed words occur in the vocabulary */
+} tt_corpus;
+
+int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen);
+void tt_corpus_free(tt_corpus *c);
+/* Output classes of the head: labels for tag and classify, the vocabulary for mlm and lm. */
+int tt_corpus_n_out(const tt_corpus *c);
+
+/* One batch of fixed size. Rows past the end of the data are all padding. Targets are
+ * TT_IGNORE_INDEX where nothing is predicted. */
+typedef struct tt_batch {
+    int B, T;
+    int32_t *tokens;    /* [B,T] */
+    int32_t *targets;   /* [B,T], or [B] for classify */
+    int32_t *pad;       /* [B,T]: 1 = padding */
+    uint8_t *ambiguous; /* [B,T]: 1 where the target belongs to an ambiguous word */
+    int64_t n_tokens;   /* real (non-padding) input tokens */
+} tt_batch;
+
+void tt_batch_alloc(tt_batch *b, int B, int T);
+void tt_batch_free(tt_batch *b);
+/* Fills b with examples order[first .. first+B) of split s (order NULL: in file order).
+ * mlm: each real token is replaced by [MASK] with probability mask_prob, drawn from `mask`
+ * (element b*T+t of the cursor; the cursor advances by B*T), and becomes the target. */
+void tt_batch_fill(tt_batch *b, const tt_corpus *c, const tt_split *s, const int *order,
+                   int first, tt_rng *mask, double mask_prob);
+/* order[0..n) = a permutation drawn from (seed, epoch): the same for a resumed run. */
+void tt_shuffle(int *order, int n, uint64_t seed, int epoch);
+
+#endif

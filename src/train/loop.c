@@ -1,0 +1,279 @@
+/* loop.c: the command line and the training loop of ./train (DESIGN.md section 6):
+ *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT] [--dump-first-step FILE]
+ * Exit status 0 when done, 2 for any error in the user's input (one message on stderr). Each
+ * epoch: shuffle, steps (forward, loss, backward, clip, schedule, optimizer), a metrics line
+ * per output.log_every steps, validation, an evaluation line, a checkpoint when due. A loss
+ * that is not finite stops the run before the optimizer touches the parameters. */
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ERR_LEN 2048
+#define MAX_SETS 64
+
+static const char USAGE[] =
+    "usage: ./train CONFIG.json [--set KEY=VALUE]... [--resume CHECKPOINT]\n"
+    "                           [--dump-first-step FILE]\n"
+    "  --set KEY=VALUE         override one config value (dotted path, JSON value or string),\n"
+    "                          e.g. --set model.d_model=128 --set train.lr=3e-4\n"
+    "  --resume CHECKPOINT     continue a run exactly from a checkpoint it wrote\n"
+    "  --dump-first-step FILE  one forward and backward pass on the first training batch,\n"
+    "                          written to FILE (safetensors), then exit\n"
+    "  -h, --help              this text\n"
+    "Every config key, its default and the outputs: README.md.\n";
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int fail(const char *msg)
+{
+    fprintf(stderr, "train: %s\n", msg);
+    return 2;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path, char *err, size_t errlen)
+{
+    char buf[2 * TT_CONFIG_PATH];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        bool end = *p == '\0';
+        if (*p == '/' || end) {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return tt_errorf(err, errlen, "%s: cannot create the directory: %s", buf,
+                                 strerror(errno));
+            struct stat st;
+            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+                return tt_errorf(err, errlen, "%s: exists and is not a directory", buf);
+            if (end) return 0;
+            *p = '/';
+        }
+    }
+}
+
+static int write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[2 * TT_CONFIG_PATH];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return tt_errorf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+    bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0 &&
+              fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return tt_errorf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+static void progress(const tt_run *r, int step_in_epoch, double loss, double tps, double t0)
+{
+    const int width = 24;
+    int done = (int)((double)width * step_in_epoch / r->steps_per_epoch);
+    double elapsed = now() - t0;
+    double eta = step_in_epoch ? elapsed / step_in_epoch * (r->steps_per_epoch - step_in_epoch)
+                               : 0;
+    char bar[32];
+    for (int i = 0; i < width; i++) bar[i] = i < done ? '=' : i == done ? '>' : ' ';
+    bar[width] = '\0';
+    printf("\repoch %d/%d [%s] %d/%d  loss %.4f  %.0f tok/s  ETA %.0fs   ", r->epoch + 1,
+           r->cfg.train.epochs, bar, step_in_epoch, r->steps_per_epoch, loss, tps, eta);
+    fflush(stdout);
+}
+
+/* One epoch of training; returns 0, or 2 after a message when the loss is not finite. */
+static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *grad_norm)
+{
+    const tt_config *c = &r->cfg;
+    const bool tty = isatty(fileno(stdout));
+    tt_shuffle(r->order, r->data.train.n, (uint64_t)c->seed, r->epoch + 1);
+    double t0 = now(), loss_sum = 0, last_draw = 0;
+    int64_t tokens = 0;
+    r->g.training = true;
+    for (int s = 0; s < r->steps_per_epoch; s++) {
+        tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * r->batch.B, &r->mask,
+                      c->data.mask_prob);
+        tt_var *logits;
+        tt_var *loss = tt_run_forward(r, &r->batch, &logits, NULL);
+        real l;
+        r->g.be->to_host(&l, loss->val.data, sizeof l);
+        if (!isfinite((double)l)) {
+            if (tty) printf("\n");
+            fprintf(stderr, "train: step %lld (epoch %d): the loss is %g; stopping before the "
+                    "update. The checkpoints already written are intact.\nHINT: lower train.lr, "
+                    "or set train.grad_clip\n", (long long)r->step + 1, r->epoch + 1, (double)l);
+            return 2;
+        }
+        tt_params_zero_grad(&r->model.params);
+        tt_backward(&r->g, loss);
+        *grad_norm = tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
+        double lr = tt_schedule_lr(c->train.schedule, c->train.lr, r->step,
+                                   c->train.warmup_steps, r->total_steps);
+        tt_optim_step(&r->opt, lr);
+        r->step++;
+        loss_sum += (double)l;
+        tokens += r->batch.n_tokens;
+        double tps = (double)tokens / (now() - t0);
+        if (r->step % c->output.log_every == 0)
+            fprintf(r->metrics, "{\"step\": %lld, \"epoch\": %d, \"loss\": %.9g, \"lr\": %.9g, "
+                    "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f}\n", (long long)r->step,
+                    r->epoch + 1, (double)l, lr, *grad_norm, tps);
+        if (tty && (now() - last_draw > 0.1 || s + 1 == r->steps_per_epoch)) {
+            progress(r, s + 1, loss_sum / (s + 1), tps, t0);
+            last_draw = now();
+        }
+    }
+    *mean_loss = loss_sum / r->steps_per_epoch;
+    *tps_out = (double)tokens / (now() - t0);
+    return 0;
+}
+
+static void describe(const tt_run *r)
+{
+    const tt_config *c = &r->cfg;
+    const tt_corpus *d = &r->data;
+    printf("task %s: %d train / %d valid examples, %d words, %d outputs", tt_task_name(d->task),
+           d->train.n, d->valid.n, d->words.n, tt_corpus_n_out(d));
+    if (d->train.n_truncated || d->valid.n_truncated)
+        printf(" (%d + %d lines truncated to %d words)", d->train.n_truncated,
+               d->valid.n_truncated, d->seq_len);
+    printf("\nmodel: %d layers, d_model %d, %d heads, d_ff %d, %s-LN, %lld parameters\n",
+           c->model.n_layers, c->model.d_model, c->model.n_heads, c->model.d_ff,
+           c->model.pre_norm ? "pre" : "post", (long long)r->model.params.numel);
+    printf("train: %d epochs x %d steps, batch %d x %d, %s, lr %g; %.1f MB step arena; "
+           "output %s\n", c->train.epochs, r->steps_per_epoch, c->train.batch_size,
+           c->data.seq_len, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw", c->train.lr,
+           (double)r->arena.cap / 1e6, c->output.dir);
+}
+
+static int train(tt_run *r, char *err, size_t errlen)
+{
+    const tt_config *c = &r->cfg;
+    const bool tty = isatty(fileno(stdout));
+    char path[TT_CONFIG_PATH + 64];
+    double best = -1, t_start = now();
+    if (r->epoch >= c->train.epochs) {
+        printf("nothing to do: the checkpoint has %d epochs, train.epochs is %d\n", r->epoch,
+               c->train.epochs);
+        return 0;
+    }
+    while (r->epoch < c->train.epochs) {
+        double loss, tps, grad_norm = 0, t0 = now();
+        int rc = train_epoch(r, &loss, &tps, &grad_norm);
+        if (rc) return rc;
+        r->epoch++;
+        tt_eval e = tt_run_evaluate(r);
+        double lr = tt_schedule_lr(c->train.schedule, c->train.lr, r->step - 1,
+                                   c->train.warmup_steps, r->total_steps);
+        fprintf(r->metrics, "{\"step\": %lld, \"epoch\": %d, \"loss\": %.9g, \"lr\": %.9g, "
+                "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f, \"valid_loss\": %.9g, "
+                "\"valid_acc\": %.9g", (long long)r->step, r->epoch, loss, lr, grad_norm, tps,
+                e.loss, e.acc);
+        if (r->data.n_ambiguous)
+            fprintf(r->metrics, ", \"valid_acc_ambiguous\": %.9g", e.acc_ambiguous);
+        fprintf(r->metrics, "}\n");
+        fflush(r->metrics);
+        if (tty) printf("\r\033[K");
+        printf("epoch %3d/%d  loss %.4f  valid_loss %.4f  valid_acc %.4f", r->epoch,
+               c->train.epochs, loss, e.loss, e.acc);
+        if (r->data.n_ambiguous) printf("  ambiguous %.4f", e.acc_ambiguous);
+        printf("  %.0f tok/s  %.1fs\n", tps, now() - t0);
+        fflush(stdout);
+        if (e.acc > best) best = e.acc;
+        bool last = r->epoch == c->train.epochs;
+        if (last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0)) {
+            snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
+                     r->epoch);
+            if (tt_checkpoint_save(r, path, err, errlen)) return 2;
+        }
+        if (last) {
+            printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);
+            if (r->data.n_ambiguous) printf(", on the ambiguous words %.4f", e.acc_ambiguous);
+            printf("\nwrote %s/metrics.jsonl, %s/config.json and %s\n", c->output.dir,
+                   c->output.dir, path);
+        }
+    }
+    return 0;
+}
+
+int tt_train_main(int argc, char **argv)
+{
+    const char *config = NULL, *resume = NULL, *dump = NULL, *sets[MAX_SETS];
+    int n_sets = 0;
+    char err[ERR_LEN];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE, stdout);
+            return 0;
+        } else if (!strcmp(a, "--set") && has_value) {
+            if (n_sets == MAX_SETS) return fail("more than 64 --set options");
+            sets[n_sets++] = argv[++i];
+        } else if (!strcmp(a, "--resume") && has_value) {
+            resume = argv[++i];
+        } else if (!strcmp(a, "--dump-first-step") && has_value) {
+            dump = argv[++i];
+        } else if (a[0] == '-') {
+            snprintf(err, sizeof err, "%s: unknown option or missing value\n%s", a, USAGE);
+            return fail(err);
+        } else if (config) {
+            snprintf(err, sizeof err, "%s: a second config file (one is allowed)\n%s", a, USAGE);
+            return fail(err);
+        } else {
+            config = a;
+        }
+    }
+    if (!config) {
+        snprintf(err, sizeof err, "no config file given\n%s", USAGE);
+        return fail(err);
+    }
+    tt_run r = {0};
+    int rc = 2;
+    if (tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
+        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) || tt_run_init(&r, err, sizeof err) ||
+        (resume && tt_checkpoint_load(&r, resume, err, sizeof err))) {
+        fail(err);
+        goto out;
+    }
+    if (dump) {
+        rc = tt_dump_first_step(&r, dump, err, sizeof err) ? fail(err) : 0;
+        if (!rc) printf("wrote %s\n", dump);
+        goto out;
+    }
+    char path[TT_CONFIG_PATH + 64];
+    snprintf(path, sizeof path, "%s/checkpoints", r.cfg.output.dir);
+    char *json = tt_config_to_json(&r.cfg);
+    int bad = make_dirs(path, err, sizeof err);
+    snprintf(path, sizeof path, "%s/config.json", r.cfg.output.dir);
+    bad = bad || write_text_atomic(path, json, err, sizeof err);
+    free(json);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", r.cfg.output.dir);
+    if (!bad && !(r.metrics = fopen(path, resume ? "a" : "w")))
+        bad = tt_errorf(err, sizeof err, "%s: cannot write: %s", path, strerror(errno));
+    if (bad) {
+        fail(err);
+        goto out;
+    }
+    describe(&r);
+    if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
+                       (long long)r.step);
+    err[0] = '\0';
+    rc = train(&r, err, sizeof err);
+    if (rc == 2 && err[0]) fail(err);
+out:
+    tt_run_free(&r);
+    return rc;
+}

@@ -1,0 +1,167 @@
+/* trainer.c: a run's state, the forward pass of each task, evaluation, and the arena sizes.
+ * The loop and the command line are in loop.c; checkpoints and the dump in checkpoint.c. */
+#include "train/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of the step arena, worked out from the config before the first step (no growth and no
+ * allocation inside a step). Per layer, with N = B*T rows: the activations (qkv 3Nd, attention
+ * output, out_proj, two residual adds, two norms, FFN 3N*d_ff, dropouts) are about 11Nd + 3Nf
+ * values plus B*H*T*T weights and their dropout mask; the backward pass allocates as many
+ * gradients again. A 25% margin covers alignment and saved statistics. */
+static size_t arena_bytes(const tt_config *c, int n_out)
+{
+    double B = c->train.batch_size, T = c->data.seq_len, d = c->model.d_model;
+    double f = c->model.d_ff, H = c->model.n_heads, L = c->model.n_layers, N = B * T;
+    double per_layer = 11 * N * d + 3 * N * f + 4 * N + 1.5 * B * H * T * T + 3 * T * T;
+    double values = 2 * (L * per_layer + 6 * N * d + 2 * N * n_out + 4 * N);
+    double bytes = values * sizeof(real) * 1.25 + 64.0 * (120 * L + 200) + (1 << 20);
+    return (size_t)bytes;
+}
+
+static tt_model_config model_config(const tt_config *c, const tt_corpus *d)
+{
+    return (tt_model_config){
+        .vocab = d->words.n, .n_out = tt_corpus_n_out(d), .d_model = c->model.d_model,
+        .n_heads = c->model.n_heads, .n_layers = c->model.n_layers, .d_ff = c->model.d_ff,
+        .max_len = c->model.max_len, .activation = c->model.gelu ? TT_ACT_GELU : TT_ACT_RELU,
+        .pre_norm = c->model.pre_norm,
+        .positional = c->model.learned_pos ? TT_POS_LEARNED : TT_POS_SINUSOIDAL,
+        .embed_scale = c->model.embed_scale, .dropout = (real)c->model.dropout,
+        .attn_dropout = (real)c->model.attn_dropout,
+        .attn_scale = c->model.attn_scale_none ? TT_SCALE_NONE : TT_SCALE_SQRT_DK,
+        .attn_temperature = (real)c->model.attn_temperature, .causal = c->model.causal};
+}
+
+int tt_run_init(tt_run *r, char *err, size_t errlen)
+{
+    const tt_config *c = &r->cfg;
+    const tt_backend *be = tt_backend_get(c->device);
+    be->set_threads(c->threads);
+    tt_model_config mc = model_config(c, &r->data);
+    tt_model_init(&r->model, &mc, c->device);
+    tt_model_reset(&r->model, (uint64_t)c->seed);
+    tt_optim_init(&r->opt, &r->model.params, c);
+    int B = c->train.batch_size, T = c->data.seq_len;
+    size_t bytes = arena_bytes(c, mc.n_out);
+    tt_arena_init(&r->arena, "step", c->device, bytes);
+    tt_arena_init(&r->meta, "tape", TT_CPU,
+                  (size_t)(64 << 10) + (size_t)(32 << 10) * mc.n_layers);
+    tt_rng_init(&r->dropout, (uint64_t)c->seed, TT_STREAM_DROPOUT);
+    tt_rng_init(&r->mask, (uint64_t)c->seed, TT_STREAM_MASK);
+    tt_graph_init(&r->g, &r->arena, &r->meta, &r->dropout);
+    tt_batch_alloc(&r->batch, B, T);
+    r->order = tt_xmalloc((size_t)r->data.train.n * sizeof(int));
+    r->pool = tt_xmalloc((size_t)B * T * sizeof(real));
+    r->steps_per_epoch = (r->data.train.n + B - 1) / B;
+    r->total_steps = (int64_t)r->steps_per_epoch * c->train.epochs;
+    (void)err, (void)errlen;
+    return 0;
+}
+
+void tt_run_free(tt_run *r)
+{
+    if (r->metrics) fclose(r->metrics);
+    tt_batch_free(&r->batch);
+    free(r->order);
+    free(r->pool);
+    if (r->arena.base) tt_arena_free(&r->arena);
+    if (r->meta.base) tt_arena_free(&r->meta);
+    if (r->opt.m) tt_optim_free(&r->opt);
+    if (r->model.layers) tt_model_free(&r->model);
+    tt_corpus_free(&r->data);
+    tt_config_free(&r->cfg);
+    *r = (tt_run){0};
+}
+
+/* classify: weights [B,1,T] that pool the hidden states, the mean over real tokens or the
+ * first token; a padding row gets zeros. */
+static tt_var *pool_weights(tt_run *r, const tt_batch *b)
+{
+    const int B = b->B, T = b->T;
+    for (int i = 0; i < B; i++) {
+        int len = 0;
+        while (len < T && !b->pad[i * T + len]) len++;
+        for (int t = 0; t < T; t++) {
+            real w = R(0);
+            if (len && r->cfg.model.pool == TT_POOL_FIRST) w = t == 0 ? R(1) : R(0);
+            else if (len) w = t < len ? R(1) / (real)len : R(0);
+            r->pool[i * T + t] = w;
+        }
+    }
+    return tt_var_from_host(&r->g, tt_shape3(B, 1, T), TT_REAL, r->pool, false);
+}
+
+tt_var *tt_run_forward(tt_run *r, const tt_batch *b, tt_var **logits, tt_tensor *att)
+{
+    tt_graph *g = &r->g;
+    const int B = b->B, T = b->T;
+    tt_graph_reset(g);
+    tt_var *tok = tt_var_from_host(g, tt_shape2(B, T), TT_I32, b->tokens, false);
+    tt_var *pad = tt_var_from_host(g, tt_shape2(B, T), TT_I32, b->pad, false);
+    tt_var *h = tt_model_encode(g, &r->model, tok, &pad->val, att);
+    tt_var *tgt;
+    if (r->data.task == TT_TASK_CLASSIFY) {
+        h = tt_matmul(g, pool_weights(r, b), h, false, false); /* [B,1,d] */
+        tgt = tt_var_from_host(g, tt_shape2(B, 1), TT_I32, b->targets, false);
+    } else {
+        tgt = tt_var_from_host(g, tt_shape2(B, T), TT_I32, b->targets, false);
+    }
+    *logits = tt_nn_linear_forward(g, &r->model.head, h);
+    return tt_cross_entropy(g, *logits, tgt);
+}
+
+static int argmax(const real *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+tt_eval tt_run_evaluate(tt_run *r)
+{
+    tt_eval e = {0};
+    const tt_split *s = &r->data.valid;
+    const int B = r->batch.B, T = r->batch.T, V = tt_corpus_n_out(&r->data);
+    const bool classify = r->data.task == TT_TASK_CLASSIFY;
+    bool was_training = r->g.training, was_no_grad = tt_graph_set_no_grad(&r->g, true);
+    r->g.training = false;
+    tt_rng mask;
+    tt_rng_init(&mask, (uint64_t)r->cfg.seed, TT_STREAM_MASK_VALID);
+    double loss_sum = 0;
+    int64_t correct = 0, correct_amb = 0;
+    const tt_backend *be = r->g.be;
+    real *host = tt_xmalloc((size_t)B * T * V * sizeof(real)); /* outside any step */
+    for (int first = 0; first < s->n; first += B) {
+        tt_batch_fill(&r->batch, &r->data, s, NULL, first, &mask, r->cfg.data.mask_prob);
+        tt_var *logits;
+        tt_var *loss = tt_run_forward(r, &r->batch, &logits, NULL);
+        real l;
+        be->to_host(&l, loss->val.data, sizeof l);
+        be->to_host(host, logits->val.data, tt_tensor_bytes(&logits->val));
+        int64_t rows = classify ? B : (int64_t)B * T, count = 0;
+        for (int64_t i = 0; i < rows; i++) {
+            int32_t t = r->batch.targets[i];
+            if (t == TT_IGNORE_INDEX) continue;
+            bool hit = argmax(host + i * V, V) == t;
+            count++;
+            correct += hit;
+            if (!classify && r->batch.ambiguous[i]) {
+                e.count_ambiguous++;
+                correct_amb += hit;
+            }
+        }
+        loss_sum += (double)l * (double)count; /* the batch loss is a mean over its targets */
+        e.count += count;
+    }
+    free(host);
+    e.loss = e.count ? loss_sum / (double)e.count : 0;
+    e.acc = e.count ? (double)correct / (double)e.count : 0;
+    e.acc_ambiguous = e.count_ambiguous ? (double)correct_amb / (double)e.count_ambiguous : 0;
+    r->g.training = was_training;
+    tt_graph_set_no_grad(&r->g, was_no_grad);
+    return e;
+}

@@ -1,0 +1,59 @@
+/* trainer.h: the program behind ./train: one run's state, the training loop, evaluation,
+ * checkpoints, the first-step dump. tt_train_main is main(): the tests call it in process.
+ *
+ * Random streams of one seed: 0 initial values, 1 dropout, 2 shuffling (data.c), 3 mlm masks in
+ * training, 4 mlm masks in validation (reset before every evaluation, so every epoch is scored
+ * on the same masks). The shuffle of epoch e is drawn from (seed, e) alone, and the dropout and
+ * mask cursors are saved in checkpoints, so a resumed run continues exactly. */
+#ifndef TT_TRAINER_H
+#define TT_TRAINER_H
+
+#include "nn/model.h"
+#include "train/data.h"
+#include "train/optim.h"
+
+#include <stdio.h>
+
+enum { TT_STREAM_INIT = 0, TT_STREAM_DROPOUT = 1, TT_STREAM_MASK = 3, TT_STREAM_MASK_VALID = 4 };
+
+typedef struct tt_run {
+    tt_config cfg;
+    tt_corpus data;
+    tt_model model;
+    tt_optim opt;
+    tt_arena arena, meta; /* the step arenas, sized at start-up */
+    tt_rng dropout, mask;
+    tt_graph g;
+    tt_batch batch;
+    int *order;          /* the epoch's permutation of the training examples */
+    real *pool;          /* classify: [B,T] pooling weights */
+    int64_t step;        /* optimizer steps done */
+    int epoch;           /* epochs done */
+    int steps_per_epoch;
+    int64_t total_steps;
+    FILE *metrics;
+} tt_run;
+
+/* Everything but the config and data: model, optimizer, arenas, batch; 0 or -1 with err. */
+int tt_run_init(tt_run *r, char *err, size_t errlen);
+void tt_run_free(tt_run *r);
+
+/* The loss of batch b as recorded on r->g (reset first); logits and, if att is not NULL, each
+ * layer's attention weights are returned too. Training mode follows r->g.training. */
+tt_var *tt_run_forward(tt_run *r, const tt_batch *b, tt_var **logits, tt_tensor *att);
+
+typedef struct tt_eval {
+    double loss, acc, acc_ambiguous;
+    int64_t count, count_ambiguous;
+} tt_eval;
+tt_eval tt_run_evaluate(tt_run *r);
+
+/* checkpoint.c: the contract's safetensors layout (DESIGN.md section 7), written atomically. */
+int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);
+int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen);
+/* --dump-first-step: one forward and backward pass on the first training batch, dropout off. */
+int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen);
+
+int tt_train_main(int argc, char **argv);
+
+#endif

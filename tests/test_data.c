@@ -1,0 +1,351 @@
+/* test_data.c: the tokenizer (vocabulary, UTF-8 validation, round trips of Korean and English
+ * text), corpus loading (vocabulary order, tags, truncation) and every data error with its file
+ * and line, batches for each task, and the shuffle. */
+#include "testutil.h"
+
+#include "train/data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/tt_data_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Writes dir/name with the given bytes; returns the path (static buffer per slot). */
+static const char *put(const char *name, const char *bytes, size_t n)
+{
+    static char paths[2][256];
+    static int slot;
+    char *p = paths[slot++ % 2];
+    snprintf(p, 256, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+    return p;
+}
+
+static tt_config config(tt_task task, const char *train, const char *valid, int seq_len)
+{
+    tt_config c = {0};
+    c.data.task = task;
+    c.data.seq_len = seq_len;
+    c.data.mask_prob = 0.15;
+    snprintf(c.path, sizeof c.path, "%s/config.json", dir);
+    snprintf(c.data.train, sizeof c.data.train, "%s", put("train.txt", train, strlen(train)));
+    snprintf(c.data.valid, sizeof c.data.valid, "%s", put("valid.txt", valid, strlen(valid)));
+    return c;
+}
+
+START_TEST(test_utf8_validation)
+{
+    static const struct {
+        const char *s;
+        size_t n, valid;
+    } cases[] = {
+        {"plain ascii", 11, 11},
+        {"\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4", 9, 9}, /* 한국어 */
+        {"\xf0\x9f\x98\x80", 4, 4},                      /* U+1F600 */
+        {"ab\xc0\x80", 4, 2},                            /* overlong NUL */
+        {"a\xed\xa0\x80", 4, 1},                         /* UTF-16 surrogate */
+        {"\xf4\x90\x80\x80", 4, 0},                      /* past U+10FFFF */
+        {"ok\xe2\x82", 4, 2},                            /* cut short */
+        {"x\x80y", 3, 1},                                /* stray continuation byte */
+        {"\xff", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg(tt_utf8_valid_prefix(cases[i].s, cases[i].n) == cases[i].valid,
+                      "case %zu: valid prefix %zu, want %zu", i,
+                      tt_utf8_valid_prefix(cases[i].s, cases[i].n), cases[i].valid);
+}
+END_TEST
+
+START_TEST(test_vocab_grows)
+{
+    tt_vocab v;
+    tt_vocab_init(&v);
+    char w[16];
+    for (int i = 0; i < 5000; i++) {
+        int len = snprintf(w, sizeof w, "w%d", i);
+        ck_assert_int_eq(tt_vocab_add(&v, w, (size_t)len), i);
+    }
+    for (int i = 4999; i >= 0; i -= 7) {
+        int len = snprintf(w, sizeof w, "w%d", i);
+        ck_assert_int_eq(tt_vocab_find(&v, w, (size_t)len), i);
+        ck_assert_int_eq(tt_vocab_add(&v, w, (size_t)len), i); /* no duplicate */
+    }
+    ck_assert_int_eq(v.n, 5000);
+    ck_assert_int_eq(tt_vocab_find(&v, "w1", 1), -1); /* "w", a prefix */
+    ck_assert_int_eq(tt_vocab_find(&v, "w50000", 6), -1);
+    tt_vocab_free(&v);
+}
+END_TEST
+
+/* Text -> ids -> text gives the text back (single-spaced), Korean included; unknown words come
+ * back as [UNK]. */
+START_TEST(test_tokenizer_round_trip)
+{
+    tt_config c = config(TT_TASK_LM,
+                         "나는 학교에 간다\nthe cat eats the fish\n고양이가 생선을 먹는다\n",
+                         "the cat eats\n", 8);
+    tt_corpus d;
+    char err[512];
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    const char *texts[] = {"고양이가 생선을 먹는다", "the fish eats the cat", "나는 간다"};
+    int32_t ids[16];
+    char back[256];
+    for (int i = 0; i < 3; i++) {
+        int n = tt_tokenize(&d.words, texts[i], ids, 16);
+        for (int k = 0; k < n; k++) ck_assert_int_ge(ids[k], TT_TOK_SPECIALS);
+        size_t len = tt_detokenize(&d.words, ids, n, back, sizeof back);
+        ck_assert_uint_eq(len, strlen(texts[i]));
+        ck_assert_str_eq(back, texts[i]);
+    }
+    int n = tt_tokenize(&d.words, "  the   dog\teats ", ids, 16);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(ids[1], TT_TOK_UNK);
+    tt_detokenize(&d.words, ids, n, back, sizeof back);
+    ck_assert_str_eq(back, "the [UNK] eats");
+    /* a short buffer is cut but stays terminated, and the needed length is returned */
+    ck_assert_uint_eq(tt_detokenize(&d.words, ids, n, back, 5), strlen("the [UNK] eats"));
+    ck_assert_str_eq(back, "the ");
+    tt_corpus_free(&d);
+}
+END_TEST
+
+/* Specials first, then by count (ties in byte order); tags in byte order; examples encoded. */
+START_TEST(test_corpus_tag)
+{
+    tt_config c = config(TT_TASK_TAG,
+                         "b a a\tX Y Y\n\nc a\tZ Y\r\n", "a b zz\tY X Z\n", 4);
+    static char *amb[] = {"a"};
+    c.data.ambiguous = amb;
+    c.data.n_ambiguous = 1;
+    tt_corpus d;
+    char err[512];
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    const char *words[] = {"[PAD]", "[UNK]", "[MASK]", "a", "b", "c"};
+    ck_assert_int_eq(d.words.n, 6);
+    for (int i = 0; i < 6; i++) ck_assert_str_eq(d.words.words[i], words[i]);
+    ck_assert_int_eq(d.labels.n, 3);
+    ck_assert_str_eq(d.labels.words[0], "X");
+    ck_assert_str_eq(d.labels.words[2], "Z");
+    ck_assert_int_eq(tt_corpus_n_out(&d), 3);
+    ck_assert_int_eq(d.train.n, 2); /* the blank line is skipped */
+    ck_assert_int_eq(d.train.ex[1].line, 3);
+    ck_assert_int_eq(d.train.ex[1].n, 2);
+    ck_assert_int_eq(d.train.ex[1].words[0], 5); /* c */
+    ck_assert_int_eq(d.train.ex[1].tags[1], 1);  /* Y */
+    ck_assert_int_eq(d.valid.ex[0].words[2], TT_TOK_UNK);
+    ck_assert(d.ambiguous[3] && !d.ambiguous[4]);
+    ck_assert_int_eq(d.n_ambiguous, 1);
+    tt_corpus_free(&d);
+}
+END_TEST
+
+typedef struct bad_case {
+    tt_task task;
+    const char *train, *valid;
+    bool truncate;
+    const char *want[3]; /* substrings of the message */
+} bad_case;
+
+START_TEST(test_corpus_errors)
+{
+    static const bad_case cases[] = {
+        {TT_TASK_TAG, "a b\tX Y\na \xff\tX Y\n", "a\tX\n", false, {"train.txt:2", "UTF-8"}},
+        {TT_TASK_TAG, "a b\tX Y\n", "a b X Y\n", false, {"valid.txt:1", "no TAB", "tag"}},
+        {TT_TASK_TAG, "a b\tX Y\nb a\tX\n", "a\tX\n", false, {"train.txt:2", "2 words but 1 tags"}},
+        {TT_TASK_TAG, "a b\tX Y\n", "a b\tX W\n", false, {"valid.txt:1", "'W'", "training"}},
+        {TT_TASK_TAG, "a b c d e\tX X X X X\n", "a\tX\n", false,
+         {"train.txt:1", "5 words", "data.truncate"}},
+        {TT_TASK_TAG, "", "a\tX\n", false, {"train.txt", "no examples"}},
+        {TT_TASK_TAG, "a\tX\n", "\n  \n", false, {"valid.txt", "no examples"}},
+        {TT_TASK_TAG, "a\tX\tY\n", "a\tX\n", false, {"train.txt:1", "more than one TAB"}},
+        {TT_TASK_TAG, "a b\t\n", "a\tX\n", false, {"train.txt:1", "2 words but 0 tags"}},
+        {TT_TASK_LM, "a b c\n", "a\tb\n", false, {"valid.txt:1", "a TAB", "lm"}},
+        {TT_TASK_CLASSIFY, "P a b\n", "P\ta\n", false, {"train.txt:1", "no TAB", "LABEL"}},
+        {TT_TASK_CLASSIFY, "P Q\ta b\n", "P\ta\n", false, {"train.txt:1", "2 labels"}},
+        {TT_TASK_CLASSIFY, "P\t\n", "P\ta\n", false, {"train.txt:1", "no words"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bad_case *b = &cases[i];
+        tt_config c = config(b->task, b->train, b->valid, 4);
+        c.data.truncate = b->truncate;
+        tt_corpus d;
+        char err[512] = "";
+        ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == -1, "case %zu loaded", i);
+        for (int k = 0; k < 3 && b->want[k]; k++)
+            ck_assert_msg(strstr(err, b->want[k]), "case %zu: '%s' not in: %s", i, b->want[k],
+                          err);
+        ck_assert_ptr_null(d.train.ex); /* freed */
+    }
+    /* a NUL byte, which strlen-based writing cannot put in a file */
+    tt_config c = config(TT_TASK_LM, "a b\n", "a b\n", 4);
+    put("train.txt", "a b\nc\0d\n", 8);
+    tt_corpus d;
+    char err[512];
+    ck_assert_int_eq(tt_corpus_load(&d, &c, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "train.txt:2") && strstr(err, "NUL"), "%s", err);
+    /* a missing file */
+    c = config(TT_TASK_LM, "a b\n", "a b\n", 4);
+    unlink(c.data.valid);
+    ck_assert_int_eq(tt_corpus_load(&d, &c, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "valid.txt") && strstr(err, "cannot open"), "%s", err);
+    /* an ambiguous word that is not in the data */
+    c = config(TT_TASK_TAG, "a\tX\n", "a\tX\n", 4);
+    static char *amb[] = {"a", "flys"};
+    c.data.ambiguous = amb;
+    c.data.n_ambiguous = 2;
+    ck_assert_int_eq(tt_corpus_load(&d, &c, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "data.ambiguous[1]") && strstr(err, "flys"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_truncate_counts)
+{
+    tt_config c = config(TT_TASK_TAG, "a b c d e f\tX X X X X Y\na\tX\n", "a b c d e\tX X X X X\n",
+                         4);
+    c.data.truncate = true;
+    tt_corpus d;
+    char err[512];
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d.train.n_truncated, 1);
+    ck_assert_int_eq(d.valid.n_truncated, 1);
+    ck_assert_int_eq(d.train.ex[0].n, 4);
+    tt_corpus_free(&d);
+}
+END_TEST
+
+START_TEST(test_batches)
+{
+    char err[512];
+    tt_corpus d;
+    tt_batch b;
+    /* tag: padding, ignored targets, ambiguous flags, a row past the end */
+    tt_config c = config(TT_TASK_TAG, "a b c\tX Y X\nb\tY\n", "a\tX\n", 4);
+    static char *amb[] = {"b"};
+    c.data.ambiguous = amb, c.data.n_ambiguous = 1;
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    tt_batch_alloc(&b, 3, 4);
+    tt_batch_fill(&b, &d, &d.train, NULL, 0, NULL, 0);
+    /* b occurs twice, so the vocabulary is [PAD] [UNK] [MASK] b a c */
+    const int32_t want_pad[12] = {0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1};
+    for (int i = 0; i < 12; i++) ck_assert_int_eq(b.pad[i], want_pad[i]);
+    ck_assert_int_eq(b.tokens[0], 4); /* a */
+    ck_assert_int_eq(b.tokens[1], 3); /* b */
+    ck_assert_int_eq(b.targets[3], TT_IGNORE_INDEX);
+    ck_assert_int_eq(b.targets[8], TT_IGNORE_INDEX);
+    ck_assert(b.ambiguous[1] && b.ambiguous[4] && !b.ambiguous[0]);
+    ck_assert_int_eq(b.n_tokens, 4);
+    tt_batch_free(&b);
+    tt_corpus_free(&d);
+
+    /* lm: the input drops the last word, the target is the next word */
+    c = config(TT_TASK_LM, "x y z\n", "x y\n", 4);
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    tt_batch_alloc(&b, 1, 4);
+    tt_batch_fill(&b, &d, &d.train, NULL, 0, NULL, 0);
+    ck_assert_int_eq(b.pad[1], 0);
+    ck_assert_int_eq(b.pad[2], 1);
+    ck_assert_int_eq(b.targets[0], b.tokens[1]);
+    ck_assert_str_eq(d.words.words[b.targets[1]], "z");
+    ck_assert_int_eq(b.targets[2], TT_IGNORE_INDEX);
+    tt_batch_free(&b);
+    tt_corpus_free(&d);
+
+    /* classify: one target per row */
+    c = config(TT_TASK_CLASSIFY, "P\ta b\nQ\tb\n", "Q\ta\n", 4);
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    tt_batch_alloc(&b, 3, 4);
+    tt_batch_fill(&b, &d, &d.train, NULL, 0, NULL, 0);
+    ck_assert_int_eq(b.targets[0], 0);
+    ck_assert_int_eq(b.targets[1], 1);
+    ck_assert_int_eq(b.targets[2], TT_IGNORE_INDEX);
+    tt_batch_free(&b);
+    tt_corpus_free(&d);
+}
+END_TEST
+
+/* mlm: about mask_prob of the tokens become [MASK], exactly those carry targets. */
+START_TEST(test_mlm_masks)
+{
+    char line[64], *text = tt_xcalloc(1, 200 * 64);
+    for (int i = 0; i < 200; i++) {
+        snprintf(line, sizeof line, "w%d w%d w%d w%d w%d w%d w%d w%d\n", i % 7, i % 5, i % 3,
+                 i % 11, i % 13, i % 2, i % 17, i % 19);
+        strcat(text, line);
+    }
+    tt_config c = config(TT_TASK_MLM, text, "w1 w2\n", 8);
+    free(text);
+    tt_corpus d;
+    char err[512];
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    tt_batch b;
+    tt_batch_alloc(&b, 200, 8);
+    tt_rng r;
+    tt_rng_init(&r, 5, 3);
+    tt_batch_fill(&b, &d, &d.train, NULL, 0, &r, 0.15);
+    int masked = 0;
+    for (int i = 0; i < 1600; i++) {
+        bool m = b.tokens[i] == TT_TOK_MASK;
+        masked += m;
+        ck_assert_msg(m == (b.targets[i] != TT_IGNORE_INDEX), "token %d", i);
+        if (m) ck_assert_int_eq(b.targets[i], d.train.ex[i / 8].words[i % 8]);
+    }
+    ck_assert_msg(masked > 170 && masked < 310, "%d of 1600 masked at p 0.15", masked);
+    tt_batch_free(&b);
+    tt_corpus_free(&d);
+}
+END_TEST
+
+START_TEST(test_shuffle)
+{
+    enum { N = 1000 };
+    int a[N], b[N], seen[N] = {0};
+    tt_shuffle(a, N, 7, 1);
+    for (int i = 0; i < N; i++) seen[a[i]]++;
+    for (int i = 0; i < N; i++) ck_assert_int_eq(seen[i], 1);
+    tt_shuffle(b, N, 7, 1);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    tt_shuffle(b, N, 7, 2);
+    ck_assert(memcmp(a, b, sizeof a) != 0);
+    tt_shuffle(b, N, 8, 1);
+    ck_assert(memcmp(a, b, sizeof a) != 0);
+    int fixed = 0;
+    for (int i = 0; i < N; i++) fixed += a[i] == i;
+    ck_assert_int_lt(fixed, 10); /* a permutation that moves (almost) everything */
+}
+END_TEST
+
+Suite *data_suite(void)
+{
+    Suite *s = suite_create("data");
+    TCase *tc = tcase_create("data");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_utf8_validation);
+    tcase_add_test(tc, test_vocab_grows);
+    tcase_add_test(tc, test_tokenizer_round_trip);
+    tcase_add_test(tc, test_corpus_tag);
+    tcase_add_test(tc, test_corpus_errors);
+    tcase_add_test(tc, test_truncate_counts);
+    tcase_add_test(tc, test_batches);
+    tcase_add_test(tc, test_mlm_masks);
+    tcase_add_test(tc, test_shuffle);
+    suite_add_tcase(s, tc);
+    return s;
+}

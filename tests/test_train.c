@@ -1,0 +1,370 @@
+/* test_train.c: ./train end to end, in process (tt_train_main), on a small corpus written to a
+ * temporary folder: user errors exit 2 with a message naming the file and JSON path or line;
+ * training 4 epochs equals training 2 and resuming for 2, bit for bit; the same seed gives the
+ * same metrics; --dump-first-step writes every tensor of the contract with its shape; a loss
+ * that blows up stops the run and leaves the last checkpoint as it was. */
+#include "testutil.h"
+
+#include "train/trainer.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void put(const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A tagging corpus where the tag of "x" is decided by the word before it. */
+static void write_corpus(void)
+{
+    static const char *first[] = {"a", "b", "c", "d"}, *last[] = {"p", "q", "r"};
+    char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
+    for (int i = 0; i < 96; i++) {
+        const char *f = first[i % 4], *l = last[(i / 4) % 3];
+        snprintf(line, sizeof line, "%s x %s %s\tD %s N %s\n", f, l, f, i % 4 < 2 ? "V" : "N",
+                 (i / 4) % 3 ? "N" : "V");
+        strcat(i % 8 == 7 ? valid : train, line);
+    }
+    put("train.txt", train);
+    put("valid.txt", valid);
+    free(train);
+    free(valid);
+}
+
+static const char *CONFIG =
+    "{\n"
+    "  \"seed\": 3, \"threads\": 1,\n"
+    "  \"data\": {\"task\": \"tag\", \"seq_len\": 6, \"ambiguous\": [\"x\"]},\n"
+    "  \"model\": {\"d_model\": 16, \"n_heads\": 2, \"n_layers\": 2, \"d_ff\": 32,\n"
+    "            \"dropout\": 0.1, \"attn_dropout\": 0.1},\n"
+    "  \"train\": {\"epochs\": 4, \"batch_size\": 8, \"lr\": 0.003, \"schedule\": \"%s\",\n"
+    "            \"warmup_steps\": 3},\n"
+    "  \"output\": {\"dir\": \"%s/%s\", \"checkpoint_every\": 1}\n"
+    "}\n";
+
+static void write_config(const char *name, const char *schedule, const char *run)
+{
+    char text[2048];
+    snprintf(text, sizeof text, CONFIG, schedule, dir, run);
+    put(name, text);
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/tt_train_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    write_corpus();
+    write_config("cfg.json", "cosine", "run");
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Runs ./train with the arguments (NULL-terminated), stdout to /dev/null and stderr into
+ * `message`; returns the exit status. */
+static int run(char *message, size_t len, ...)
+{
+    char *argv[32] = {"train"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, len);
+    for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
+    va_end(ap);
+    char errpath[256];
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
+    fflush(stdout);
+    fflush(stderr);
+    int out = dup(1), errfd = dup(2);
+    int devnull = open("/dev/null", O_WRONLY), ef = open(errpath, O_WRONLY | O_CREAT | O_TRUNC,
+                                                          0644);
+    dup2(devnull, 1);
+    dup2(ef, 2);
+    int rc = tt_train_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(out, 1);
+    dup2(errfd, 2);
+    close(out), close(errfd), close(devnull), close(ef);
+    FILE *f = fopen(errpath, "r");
+    size_t n = fread(message, 1, len - 1, f);
+    message[n] = '\0';
+    fclose(f);
+    return rc;
+}
+
+static const char *path(const char *rel)
+{
+    static char buf[4][256];
+    static int slot;
+    char *p = buf[slot++ % 4];
+    snprintf(p, 256, "%s/%s", dir, rel);
+    return p;
+}
+
+typedef struct bad_input {
+    const char *set1, *set2; /* --set arguments (or NULL) */
+    const char *want[2];     /* substrings of the message */
+} bad_input;
+
+START_TEST(test_user_errors_exit_2)
+{
+    static const bad_input cases[] = {
+        {"model.d_model=15", NULL, {"model.d_model", "divisible"}},
+        {"model.dropout=1", NULL, {"model.dropout", "[0"}},
+        {"train.lr=0", NULL, {"train.lr", "> 0"}},
+        {"data.seq_len=40", "model.max_len=32", {"data.seq_len", "max_len"}},
+        {"model.norm=\"mid\"", NULL, {"model.norm", "\"pre\""}},
+        {"model.activaton=\"gelu\"", NULL, {"model.activaton", "unknown"}},
+        {"train.epochs=\"four\"", NULL, {"train.epochs", "integer"}},
+        {"data.train=\"nope.txt\"", NULL, {"nope.txt", "data.train"}},
+        {"data.task=\"lm\"", "model.causal=false", {"model.causal", "lm"}},
+    };
+    char msg[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bad_input *b = &cases[i];
+        int rc = b->set2 ? run(msg, sizeof msg, path("cfg.json"), "--set", b->set1, "--set",
+                               b->set2, NULL)
+                         : run(msg, sizeof msg, path("cfg.json"), "--set", b->set1, NULL);
+        ck_assert_msg(rc == 2, "--set %s: exit %d", b->set1, rc);
+        for (int k = 0; k < 2; k++)
+            ck_assert_msg(strstr(msg, b->want[k]), "--set %s: '%s' not in: %s", b->set1,
+                          b->want[k], msg);
+    }
+    /* invalid JSON, with its line and column */
+    put("broken.json", "{\n  \"seed\": 1,\n  \"data\": {\"task\" \"tag\"}\n}\n");
+    ck_assert_int_eq(run(msg, sizeof msg, path("broken.json"), NULL), 2);
+    ck_assert_msg(strstr(msg, "broken.json:3:"), "%s", msg);
+    /* a missing config, no config, an unknown option */
+    ck_assert_int_eq(run(msg, sizeof msg, path("none.json"), NULL), 2);
+    ck_assert_msg(strstr(msg, "none.json"), "%s", msg);
+    ck_assert_int_eq(run(msg, sizeof msg, NULL), 2);
+    ck_assert_msg(strstr(msg, "usage"), "%s", msg);
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--fast", NULL), 2);
+    ck_assert_msg(strstr(msg, "--fast"), "%s", msg);
+    ck_assert_int_eq(run(msg, sizeof msg, "--help", NULL), 0);
+    /* bad data: the file and the line */
+    put("bad.txt", "a x p\tD V N\na x\tD V N\n");
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--set", "data.train=\"bad.txt\"",
+                         NULL), 2);
+    ck_assert_msg(strstr(msg, "bad.txt:2") && strstr(msg, "2 words but 3 tags"), "%s", msg);
+    /* a checkpoint that is not one: truncated, and one of another model */
+    put("trunc.safetensors", "\x10\0\0\0\0\0\0\0{\"a\":");
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--resume",
+                         path("trunc.safetensors"), NULL), 2);
+    ck_assert_msg(strstr(msg, "trunc.safetensors"), "%s", msg);
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--set", "train.epochs=1", NULL), 0);
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--set", "model.d_ff=24",
+                         "--resume", path("run/checkpoints/epoch_001.safetensors"), NULL), 2);
+    ck_assert_msg(strstr(msg, "linear1.weight") && strstr(msg, "shape"), "%s", msg);
+}
+END_TEST
+
+/* Every tensor of a checkpoint, as bytes, equal in a and b (metadata aside: the config names
+ * different run folders). */
+static void same_tensors(const char *a, const char *b)
+{
+    tt_st_file fa, fb;
+    char err[512];
+    ck_assert_msg(tt_st_load(&fa, a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(tt_st_load(&fb, b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(fa.n, fb.n);
+    for (int i = 0; i < fa.n; i++) {
+        const tt_st_entry *x = &fa.entries[i], *y = tt_st_find(&fb, x->name);
+        ck_assert_msg(y && y->nbytes == x->nbytes, "%s: missing or resized", x->name);
+        ck_assert_msg(memcmp(x->data, y->data, x->nbytes) == 0, "%s differs between %s and %s",
+                      x->name, a, b);
+    }
+    ck_assert_str_eq(tt_st_meta(&fa, "step"), tt_st_meta(&fb, "step"));
+    tt_st_close(&fa);
+    tt_st_close(&fb);
+}
+
+/* metrics.jsonl without the timing field, from the first line whose epoch is >= from */
+static char *metrics(const char *run_dir, int from)
+{
+    char p[256], line[1024];
+    snprintf(p, sizeof p, "%s/%s/metrics.jsonl", dir, run_dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    char *out = tt_xcalloc(1, 1 << 20);
+    while (fgets(line, sizeof line, f)) {
+        char *e = strstr(line, "\"epoch\": ");
+        ck_assert_ptr_nonnull(e);
+        if (atoi(e + 9) < from) continue;
+        char *t = strstr(line, ", \"tokens_per_s\"");
+        ck_assert_ptr_nonnull(t);
+        char *rest = strchr(t + 2, ',');
+        if (!rest) rest = strchr(t, '}');
+        memmove(t, rest, strlen(rest) + 1);
+        strcat(out, line);
+    }
+    fclose(f);
+    return out;
+}
+
+START_TEST(test_resume_equals_uninterrupted)
+{
+    char msg[4096];
+    /* constant schedule: a 2-epoch run is the first half of the 4-epoch run */
+    write_config("constant.json", "constant", "full");
+    ck_assert_msg(run(msg, sizeof msg, path("constant.json"), NULL) == 0, "%s", msg);
+    write_config("half.json", "constant", "half");
+    ck_assert_msg(run(msg, sizeof msg, path("half.json"), "--set", "train.epochs=2", NULL) == 0,
+                  "%s", msg);
+    same_tensors(path("half/checkpoints/epoch_002.safetensors"),
+                 path("full/checkpoints/epoch_002.safetensors"));
+    write_config("rest.json", "constant", "rest");
+    ck_assert_msg(run(msg, sizeof msg, path("rest.json"), "--resume",
+                      path("half/checkpoints/epoch_002.safetensors"), NULL) == 0, "%s", msg);
+    same_tensors(path("rest/checkpoints/epoch_004.safetensors"),
+                 path("full/checkpoints/epoch_004.safetensors"));
+    char *a = metrics("full", 3), *b = metrics("rest", 3);
+    ck_assert_msg(strlen(a) > 100 && strcmp(a, b) == 0, "metrics differ:\n%s\nvs\n%s", a, b);
+    free(a), free(b);
+
+    /* cosine with warm-up: resuming a 4-epoch run from its own epoch 2 */
+    ck_assert_msg(run(msg, sizeof msg, path("cfg.json"), NULL) == 0, "%s", msg);
+    write_config("again.json", "cosine", "again");
+    ck_assert_msg(run(msg, sizeof msg, path("again.json"), "--resume",
+                      path("run/checkpoints/epoch_002.safetensors"), NULL) == 0, "%s", msg);
+    same_tensors(path("again/checkpoints/epoch_004.safetensors"),
+                 path("run/checkpoints/epoch_004.safetensors"));
+}
+END_TEST
+
+START_TEST(test_same_seed_same_metrics)
+{
+    char msg[4096];
+    write_config("one.json", "linear", "one");
+    write_config("two.json", "linear", "two");
+    write_config("three.json", "linear", "three");
+    ck_assert_msg(run(msg, sizeof msg, path("one.json"), NULL) == 0, "%s", msg);
+    ck_assert_msg(run(msg, sizeof msg, path("two.json"), NULL) == 0, "%s", msg);
+    ck_assert_msg(run(msg, sizeof msg, path("three.json"), "--set", "seed=4", NULL) == 0, "%s",
+                  msg);
+    char *a = metrics("one", 0), *b = metrics("two", 0), *c = metrics("three", 0);
+    ck_assert_msg(strstr(a, "valid_acc_ambiguous"), "%s", a);
+    ck_assert_msg(strcmp(a, b) == 0, "same seed, different metrics:\n%s\nvs\n%s", a, b);
+    ck_assert_msg(strcmp(a, c) != 0, "another seed gave the same metrics");
+    free(a), free(b), free(c);
+}
+END_TEST
+
+static void expect_shape(const tt_st_file *f, const char *name, tt_st_dtype dt, int ndim,
+                         const int64_t *shape)
+{
+    const tt_st_entry *e = tt_st_find(f, name);
+    ck_assert_msg(e, "the dump has no %s", name);
+    ck_assert_msg(e->dtype == dt && e->ndim == ndim, "%s: dtype %s ndim %d", name,
+                  tt_st_dtype_name(e->dtype), e->ndim);
+    for (int k = 0; k < ndim; k++)
+        ck_assert_msg(e->shape[k] == shape[k], "%s: dim %d is %lld, want %lld", name, k,
+                      (long long)e->shape[k], (long long)shape[k]);
+}
+
+START_TEST(test_dump_first_step)
+{
+    char msg[4096], err[512];
+    ck_assert_msg(run(msg, sizeof msg, path("cfg.json"), "--dump-first-step",
+                      path("dump.safetensors"), NULL) == 0, "%s", msg);
+    ck_assert_msg(access(path("run"), F_OK) != 0, "the dump must not start a run");
+    tt_st_file f;
+    ck_assert_msg(tt_st_load(&f, path("dump.safetensors"), err, sizeof err) == 0, "%s", err);
+    const int64_t B = 8, T = 6, H = 2, V = 3; /* tags D, N, V */
+    int64_t bt[2] = {B, T}, btv[3] = {B, T, V}, one[1] = {1}, att[4] = {B, H, T, T};
+    expect_shape(&f, "input.tokens", TT_ST_I32, 2, bt);
+    expect_shape(&f, "input.targets", TT_ST_I32, 2, bt);
+    expect_shape(&f, "input.pad_mask", TT_ST_I32, 2, bt);
+    expect_shape(&f, "output.logits", TT_ST_REAL, 3, btv);
+    expect_shape(&f, "output.loss", TT_ST_REAL, 1, one);
+    expect_shape(&f, "output.attn.0", TT_ST_REAL, 4, att);
+    expect_shape(&f, "output.attn.1", TT_ST_REAL, 4, att);
+    int n_param = 0, n_grad = 0;
+    for (int i = 0; i < f.n; i++) {
+        const tt_st_entry *e = &f.entries[i];
+        if (strncmp(e->name, "param.", 6) == 0) {
+            n_param++;
+            char g[128];
+            snprintf(g, sizeof g, "grad.%s", e->name + 6);
+            expect_shape(&f, g, TT_ST_REAL, e->ndim, e->shape);
+        }
+        n_grad += strncmp(e->name, "grad.", 5) == 0;
+    }
+    ck_assert_int_eq(n_param, 1 + 12 * 2 + 2); /* embed, 2 layers, head (sinusoidal: no pos) */
+    ck_assert_int_eq(n_grad, n_param);
+    ck_assert_ptr_nonnull(tt_st_find(&f, "param.encoder.layers.1.self_attn.in_proj_weight"));
+    /* attention rows sum to 1 on real tokens; the loss is a plausible cross-entropy */
+    const tt_st_entry *a = tt_st_find(&f, "output.attn.0"), *pad = tt_st_find(&f,
+                                                                              "input.pad_mask");
+    real w[8 * 2 * 6 * 6], loss;
+    int32_t pm[8 * 6];
+    memcpy(w, a->data, sizeof w);
+    memcpy(pm, pad->data, sizeof pm);
+    memcpy(&loss, tt_st_find(&f, "output.loss")->data, sizeof loss);
+    for (int r = 0; r < B * H * T; r++) {
+        int b = r / (int)(H * T), i = r % (int)T;
+        if (pm[b * T + i]) continue;
+        double s = 0;
+        for (int j = 0; j < T; j++) s += (double)w[r * T + j];
+        ck_assert_msg(fabs(s - 1) < 1e-5, "row %d sums to %g", r, s);
+    }
+    ck_assert_msg(loss > R(0.1) && loss < R(5), "loss %g", (double)loss);
+    tt_st_close(&f);
+}
+END_TEST
+
+/* A learning rate that blows the loss up: exit 2 naming the step; the checkpoint written
+ * before stays byte for byte. */
+START_TEST(test_nonfinite_loss_stops)
+{
+    char msg[4096];
+    ck_assert_msg(run(msg, sizeof msg, path("cfg.json"), "--set", "train.epochs=1", "--set",
+                      "train.optimizer=\"sgd\"", NULL) == 0, "%s", msg);
+    const char *ckpt = path("run/checkpoints/epoch_001.safetensors");
+    FILE *f = fopen(ckpt, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char before[1 << 20], after[1 << 20];
+    size_t n = fread(before, 1, sizeof before, f);
+    fclose(f);
+    int rc = run(msg, sizeof msg, path("cfg.json"), "--set", "train.optimizer=\"sgd\"", "--set",
+                 "train.lr=1e30", "--set", "train.grad_clip=0", "--resume", ckpt, NULL);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(msg, "step ") && strstr(msg, "loss is"), "%s", msg);
+    f = fopen(ckpt, "rb");
+    ck_assert_uint_eq(fread(after, 1, sizeof after, f), n);
+    fclose(f);
+    ck_assert(memcmp(before, after, n) == 0);
+}
+END_TEST
+
+Suite *train_suite(void)
+{
+    Suite *s = suite_create("train");
+    TCase *tc = tcase_create("train");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_user_errors_exit_2);
+    tcase_add_test(tc, test_resume_equals_uninterrupted);
+    tcase_add_test(tc, test_same_seed_same_metrics);
+    tcase_add_test(tc, test_dump_first_step);
+    tcase_add_test(tc, test_nonfinite_loss_stops);
+    suite_add_tcase(s, tc);
+    return s;
+}
