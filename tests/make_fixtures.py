@@ -7,7 +7,8 @@
 
 Needs Debian's python3-torch (1.13) and nothing else: the model is built from stock modules
 (nn.Embedding, nn.TransformerEncoder / TransformerEncoderLayer / MultiheadAttention, nn.LayerNorm,
-nn.Linear) and the safetensors files are read and written by the small codec below (struct + json).
+nn.Linear) and the safetensors files are read and written by the small shared codec in
+tests/safetensors_io.py (struct + json + numpy).
 The model semantics and the tensor names are the contracts of DESIGN.md sections 5 and 7.
 
 Attention scale. Our model multiplies the scores by s = 1/(temperature*sqrt(dk)) ("sqrt_dk") or
@@ -37,15 +38,17 @@ import copy
 import glob
 import json
 import math
-import struct
 import zlib
 
-import numpy as np
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils.stateless import functional_call
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:  # the shared codec lives next to this script
+    sys.path.insert(0, HERE)
+from safetensors_io import st_read, st_write  # noqa: E402
+
 FIXTURE_DIR = os.path.join(HERE, "fixtures")
 BATCH = 3
 CONFIG_KEYS = ["vocab", "n_out", "d_model", "n_heads", "n_layers", "d_ff", "max_len", "activation",
@@ -88,71 +91,6 @@ CONFIGS = [
     _cfg("pre_relu_pad_learned_h4", 6, True, vocab=18, d_model=12, n_heads=4, n_layers=1,
          norm="pre", positional="learned"),
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# safetensors codec (no dependency on the `safetensors` package)
-
-_DT = {"F32": ("<f4", torch.float32), "F64": ("<f8", torch.float64),
-       "I32": ("<i4", torch.int32), "I64": ("<i8", torch.int64)}
-_TORCH_TO_DT = {v[1]: k for k, v in _DT.items()}
-
-
-def st_write(path, tensors, metadata):
-    """tensors: dict name -> torch tensor (F32/F64/I32/I64); written back to back, 8-byte dtypes
-    first, then 4-byte ones, by name within each (so every tensor is naturally aligned in the
-    file); header padded with spaces so that 8 + N is a multiple of 8."""
-    header = {"__metadata__": {k: str(v) for k, v in metadata.items()}}
-    blobs, off = [], 0
-    for name in sorted(tensors, key=lambda n: (-tensors[n].element_size(), n)):
-        t = tensors[name].detach().cpu().contiguous()
-        dt = _TORCH_TO_DT[t.dtype]
-        b = t.numpy().astype(_DT[dt][0], copy=False).tobytes()
-        header[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    h += b" " * ((8 - (8 + len(h)) % 8) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
-
-
-def st_read(path):
-    """-> (dict name -> torch tensor, metadata dict). Checks the layout strictly."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 8:
-        raise ValueError(f"{path}: truncated (no header length)")
-    (n,) = struct.unpack("<Q", raw[:8])
-    if 8 + n > len(raw):
-        raise ValueError(f"{path}: header length {n} exceeds file size {len(raw)}")
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    meta = header.pop("__metadata__", {}) or {}
-    data = raw[8 + n:]
-    out, spans = {}, []
-    for name, e in header.items():
-        npdt, _ = _DT[e["dtype"]]
-        b, end = e["data_offsets"]
-        count = int(np.prod(e["shape"], dtype=np.int64)) if e["shape"] else 1
-        if end - b != count * np.dtype(npdt).itemsize or end > len(data):
-            raise ValueError(f"{path}: tensor {name}: bad data_offsets {e['data_offsets']}")
-        arr = np.frombuffer(data, dtype=npdt, count=count, offset=b).reshape(e["shape"])
-        out[name] = torch.from_numpy(arr.astype(arr.dtype.newbyteorder("="), copy=True))
-        spans.append((b, end))
-    spans.sort()
-    pos = 0
-    for b, end in spans:
-        if b != pos:
-            raise ValueError(f"{path}: hole or overlap in the data buffer at byte {pos}")
-        pos = end
-    if pos != len(data):
-        raise ValueError(f"{path}: {len(data) - pos} trailing bytes after the last tensor")
-    return out, meta
 
 
 # ---------------------------------------------------------------------------------------------
