@@ -151,6 +151,10 @@ START_TEST(test_user_errors_exit_2)
     put("broken.json", "{\n  \"seed\": 1,\n  \"data\": {\"task\" \"tag\"}\n}\n");
     ck_assert_int_eq(run(msg, sizeof msg, path("broken.json"), NULL), 2);
     ck_assert_msg(strstr(msg, "broken.json:3:"), "%s", msg);
+    /* a required key missing */
+    put("notask.json", "{\"data\": {\"seq_len\": 6}}\n");
+    ck_assert_int_eq(run(msg, sizeof msg, path("notask.json"), NULL), 2);
+    ck_assert_msg(strstr(msg, "notask.json") && strstr(msg, "data.task"), "%s", msg);
     /* a missing config, no config, an unknown option */
     ck_assert_int_eq(run(msg, sizeof msg, path("none.json"), NULL), 2);
     ck_assert_msg(strstr(msg, "none.json"), "%s", msg);
