@@ -103,10 +103,16 @@ $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 
 # The float32 runner checks kernels against references and the graph machinery; the float64
 # runner adds the finite-difference gradient checks. Each prints Check's summary per suite.
+# Then one epoch of the tiny config, and its attention viewer (index.html) opened in headless
+# Chromium: any JavaScript error fails; the screenshot is kept (skipped without Chromium).
+VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
-	@$(MAKE) --no-print-directory runners
+	@$(MAKE) --no-print-directory runners $(TRAIN)
 	$(CHECK32)
 	$(CHECK64)
+	@rm -rf $(VIEW_CHECK)
+	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
+	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
 
 bench: deps-ok
 	@$(MAKE) --no-print-directory $(BENCH_MATMUL)

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # deps.sh install|ensure: the Debian packages the build and the tests need.
-#   install: apt-get install them (as root), else print the command and fail.
-#   ensure:  do nothing when all are installed; otherwise behave as install.
+#   install: apt-get install them and the optional ones (as root), else print the command and
+#            fail.
+#   ensure:  do nothing when the required ones are installed; otherwise install those.
+# Optional: chromium, for the headless check of the attention viewer (make test skips that check
+# with a message when it is missing).
 set -euo pipefail
 
 PACKAGES=(gcc make pkg-config libopenblas-dev libcjson-dev check)
+OPTIONAL=(chromium)
+
+mode=${1:-ensure}
+[ "$mode" = install ] && PACKAGES+=("${OPTIONAL[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-mode=${1:-ensure}
 if [ "$mode" = ensure ] && [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi

@@ -28,6 +28,8 @@ int main(int argc, char **argv)
         {"optim", optim_suite},
         {"data", data_suite},
         {"train", train_suite},
+        {"render", render_suite},
+        {"study", study_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

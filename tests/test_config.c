@@ -276,6 +276,7 @@ START_TEST(test_to_json_every_key)
                                        "model",
                                        "train",
                                        "output",
+                                       "study",
                                        "data.task",
                                        "data.train",
                                        "data.valid",
@@ -314,7 +315,12 @@ START_TEST(test_to_json_every_key)
                                        "output.dir",
                                        "output.attention_every",
                                        "output.checkpoint_every",
-                                       "output.log_every"};
+                                       "output.log_every",
+                                       "study.kind",
+                                       "study.samples",
+                                       "study.d_model",
+                                       "study.n_heads",
+                                       "study.epochs"};
     int n_keys = (int)(sizeof keys / sizeof keys[0]);
     tt_cfg_fx f;
     tt_config c;

@@ -14,16 +14,10 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/tt_data_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    tt_test_tmpdir(dir, sizeof dir, "data");
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void teardown(void) { tt_test_rm_tree(dir); }
 
 /* Writes dir/name with the given bytes; returns the path (static buffer per slot). */
 static const char *put(const char *name, const char *bytes, size_t n)

@@ -68,6 +68,19 @@ tt_sdpa_opts tt_test_sdpa_combo(int i, int d_k, const tt_tensor *pad, char *labe
     return o;
 }
 
+void tt_test_tmpdir(char *dir, size_t len, const char *tag)
+{
+    snprintf(dir, len, "/tmp/tt_%s_XXXXXX", tag);
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s failed", dir);
+}
+
+void tt_test_rm_tree(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 real *tt_test_alloc(int64_t n) { return tt_xcalloc((size_t)(n ? n : 1), sizeof(real)); }
 
 static const char *expected[3];

@@ -32,6 +32,8 @@ Suite *config_errors_suite(void);
 Suite *optim_suite(void);     /* optimizers, schedules, clipping */
 Suite *data_suite(void);      /* tokenizer, corpora, batches */
 Suite *train_suite(void);     /* the program end to end */
+Suite *render_suite(void);    /* attention maps and plots: files, SVG, HTML, terminal */
+Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
 Suite *gradcheck_suite(void); /* float64 build only */
 
 /* Fails the current test with the label, the first bad index, both values and the largest
@@ -66,6 +68,11 @@ void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi);
  * {tau 1, 0.5} x {no mask, causal, padding (pad), both} x {dropout 0, 0.2}; label describes it. */
 #define TT_SDPA_COMBOS 32
 tt_sdpa_opts tt_test_sdpa_combo(int i, int d_k, const tt_tensor *pad, char *label, size_t len);
+
+/* A fresh directory /tmp/tt_<tag>_XXXXXX (its path into dir), and its removal with everything
+ * in it; either fails the test on error. */
+void tt_test_tmpdir(char *dir, size_t len, const char *tag);
+void tt_test_rm_tree(const char *dir);
 
 /* malloc'ed, never NULL; free with free() */
 real *tt_test_alloc(int64_t n);

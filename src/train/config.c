@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const SECTIONS[] = {"data", "model", "train", "output"};
+static const char *const SECTIONS[] = {"data", "model", "train", "output", "study"};
 #define N_SECTIONS ((int)(sizeof SECTIONS / sizeof SECTIONS[0]))
 
 typedef struct ctx {
@@ -367,6 +367,11 @@ static int check_rules(ctx *x)
         return fail(x, source(x, d_model, n_heads, src, sizeof src), "model.d_model",
                     "found %d; must be divisible by model.n_heads (%d)", c->model.d_model,
                     c->model.n_heads);
+    int s_d = key_index("study", "d_model"), s_h = key_index("study", "n_heads");
+    if (c->study.d_model % c->study.n_heads)
+        return fail(x, source(x, s_d, s_h, src, sizeof src), "study.d_model",
+                    "found %d; must be divisible by study.n_heads (%d)", c->study.d_model,
+                    c->study.n_heads);
     if (!x->val[causal]) c->model.causal = c->data.task == TT_TASK_LM;
     if (c->data.task == TT_TASK_LM && !c->model.causal)
         return fail(x, source(x, causal, task, src, sizeof src), "model.causal",

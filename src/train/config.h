@@ -16,6 +16,7 @@ typedef enum tt_task { TT_TASK_TAG, TT_TASK_CLASSIFY, TT_TASK_MLM, TT_TASK_LM } 
 typedef enum tt_optimizer { TT_OPT_ADAMW, TT_OPT_SGD } tt_optimizer;
 typedef enum tt_schedule { TT_SCHED_CONSTANT, TT_SCHED_LINEAR, TT_SCHED_COSINE } tt_schedule;
 typedef enum tt_pool { TT_POOL_MEAN, TT_POOL_FIRST } tt_pool;
+typedef enum tt_study { TT_STUDY_NONE, TT_STUDY_SCALING } tt_study;
 
 typedef struct tt_config {
     char path[TT_CONFIG_PATH]; /* the config file as given */
@@ -67,6 +68,13 @@ typedef struct tt_config {
         int checkpoint_every;     /* default 0 = only at the end, >= 0 */
         int log_every;            /* default 1: a metrics line every N steps, >= 1 */
     } output;
+    struct {
+        tt_study kind; /* "none" (default): train | "scaling": the 1/sqrt(d_k) study */
+        int samples;   /* default 10000, >= 1000: draws per d_k */
+        int d_model;   /* default 256: width of the models trained with and without scaling */
+        int n_heads;   /* default 4 (d_k = d_model / n_heads, 64) */
+        int epochs;    /* default 3: epochs of each of those trainings */
+    } study;
 } tt_config;
 
 /* Reads PATH, applies the overrides ("model.d_model=128": a dotted path to a known key, the

@@ -71,6 +71,11 @@ const tt_config_key tt_config_keys[] = {
     INT("output", "attention_every", output.attention_every, 0, 1),
     INT("output", "checkpoint_every", output.checkpoint_every, 0, 0),
     INT("output", "log_every", output.log_every, 1, 1),
+    ENUM("study", "kind", study.kind, "none", "scaling"),
+    INT("study", "samples", study.samples, 1000, 10000),
+    INT("study", "d_model", study.d_model, 1, 256),
+    INT("study", "n_heads", study.n_heads, 1, 4),
+    INT("study", "epochs", study.epochs, 1, 3),
 };
 _Static_assert(sizeof tt_config_keys / sizeof tt_config_keys[0] == TT_CONFIG_N_KEYS,
                "TT_CONFIG_N_KEYS (config_keys.h) must count the keys of tt_config_keys");

@@ -4,7 +4,7 @@
  * epoch: shuffle, steps (forward, loss, backward, clip, schedule, optimizer), a metrics line
  * per output.log_every steps, validation, an evaluation line, a checkpoint when due. A loss
  * that is not finite stops the run before the optimizer touches the parameters. */
-#include "train/trainer.h"
+#include "train/attention_dump.h"
 
 #include <errno.h>
 #include <math.h>
@@ -123,6 +123,7 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
                                    c->train.warmup_steps, r->total_steps);
         tt_optim_step(&r->opt, lr);
         r->step++;
+        if (r->on_step) r->on_step(r, (double)l, *grad_norm, r->on_step_ctx);
         loss_sum += (double)l;
         tokens += r->batch.n_tokens;
         double tps = (double)tokens / (now() - t0);
@@ -138,6 +139,31 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
     *mean_loss = loss_sum / r->steps_per_epoch;
     *tps_out = (double)tokens / (now() - t0);
     return 0;
+}
+
+/* The validation fields of an evaluation line, and the mean attention entropy per layer and
+ * head; closes the line. */
+static void write_eval(tt_run *r, const tt_eval *e)
+{
+    const int L = r->cfg.model.n_layers, H = r->cfg.model.n_heads;
+    fprintf(r->metrics, "\"valid_loss\": %.9g, \"valid_acc\": %.9g", e->loss, e->acc);
+    if (r->data.n_ambiguous)
+        fprintf(r->metrics, ", \"valid_acc_ambiguous\": %.9g", e->acc_ambiguous);
+    fprintf(r->metrics, ", \"attention_entropy\": [");
+    for (int l = 0; l < L; l++) {
+        fprintf(r->metrics, "%s[", l ? ", " : "");
+        for (int h = 0; h < H; h++)
+            fprintf(r->metrics, "%s%.6g", h ? ", " : "", r->entropy[l * H + h]);
+        fprintf(r->metrics, "]");
+    }
+    fprintf(r->metrics, "]}\n");
+    fflush(r->metrics);
+}
+
+static bool dump_due(const tt_config *c, int epoch)
+{
+    return c->data.n_probes && c->output.attention_every &&
+           (epoch % c->output.attention_every == 0 || epoch == c->train.epochs);
 }
 
 static void describe(const tt_run *r)
@@ -158,33 +184,38 @@ static void describe(const tt_run *r)
            (double)r->arena.cap / 1e6, c->output.dir);
 }
 
-static int train(tt_run *r, char *err, size_t errlen)
+int tt_run_train(tt_run *r, char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
     const bool tty = isatty(fileno(stdout));
     char path[TT_CONFIG_PATH + 64];
     double best = -1, t_start = now();
+    tt_attn_epoch maps = {0};
     if (r->epoch >= c->train.epochs) {
         printf("nothing to do: the checkpoint has %d epochs, train.epochs is %d\n", r->epoch,
                c->train.epochs);
         return 0;
     }
-    while (r->epoch < c->train.epochs) {
+    if (r->epoch == 0) { /* before any training: the baseline and the epoch-0 maps */
+        tt_eval e = tt_run_evaluate(r);
+        fprintf(r->metrics, "{\"step\": 0, \"epoch\": 0, ");
+        write_eval(r, &e);
+        printf("epoch   0/%d  valid_loss %.4f  valid_acc %.4f (before training)\n",
+               c->train.epochs, e.loss, e.acc);
+        if (dump_due(c, 0) && tt_attention_dump(r, &maps, err, errlen)) return 2;
+    }
+    int rc = 0;
+    while (r->epoch < c->train.epochs && rc == 0) {
         double loss, tps, grad_norm = 0, t0 = now();
-        int rc = train_epoch(r, &loss, &tps, &grad_norm);
-        if (rc) return rc;
+        if ((rc = train_epoch(r, &loss, &tps, &grad_norm))) break;
         r->epoch++;
         tt_eval e = tt_run_evaluate(r);
         double lr = tt_schedule_lr(c->train.schedule, c->train.lr, r->step - 1,
                                    c->train.warmup_steps, r->total_steps);
         fprintf(r->metrics, "{\"step\": %lld, \"epoch\": %d, \"loss\": %.9g, \"lr\": %.9g, "
-                "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f, \"valid_loss\": %.9g, "
-                "\"valid_acc\": %.9g", (long long)r->step, r->epoch, loss, lr, grad_norm, tps,
-                e.loss, e.acc);
-        if (r->data.n_ambiguous)
-            fprintf(r->metrics, ", \"valid_acc_ambiguous\": %.9g", e.acc_ambiguous);
-        fprintf(r->metrics, "}\n");
-        fflush(r->metrics);
+                "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f, ", (long long)r->step, r->epoch,
+                loss, lr, grad_norm, tps);
+        write_eval(r, &e);
         if (tty) printf("\r\033[K");
         printf("epoch %3d/%d  loss %.4f  valid_loss %.4f  valid_acc %.4f", r->epoch,
                c->train.epochs, loss, e.loss, e.acc);
@@ -196,16 +227,39 @@ static int train(tt_run *r, char *err, size_t errlen)
         if (last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0)) {
             snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
                      r->epoch);
-            if (tt_checkpoint_save(r, path, err, errlen)) return 2;
+            if (tt_checkpoint_save(r, path, err, errlen)) rc = 2;
         }
-        if (last) {
+        if (!rc && dump_due(c, r->epoch) && tt_attention_dump(r, &maps, err, errlen)) rc = 2;
+        if (last && !rc) {
+            tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);
             if (r->data.n_ambiguous) printf(", on the ambiguous words %.4f", e.acc_ambiguous);
             printf("\nwrote %s/metrics.jsonl, %s/config.json and %s\n", c->output.dir,
                    c->output.dir, path);
+            if (c->data.n_probes && c->output.attention_every)
+                printf("attention maps: %s/attention/index.html\n", c->output.dir);
         }
     }
-    return 0;
+    tt_attn_epoch_free(&maps);
+    return rc;
+}
+
+int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen)
+{
+    char path[TT_CONFIG_PATH + 64];
+    const char *sub[2] = {"checkpoints", "attention"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", r->cfg.output.dir, sub[i]);
+        if (make_dirs(path, err, errlen)) return -1;
+    }
+    char *json = tt_config_to_json(&r->cfg);
+    snprintf(path, sizeof path, "%s/config.json", r->cfg.output.dir);
+    int bad = write_text_atomic(path, json, err, errlen);
+    free(json);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", r->cfg.output.dir);
+    if (!bad && !(r->metrics = fopen(path, append ? "a" : "w")))
+        bad = tt_errorf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    return bad ? -1 : 0;
 }
 
 int tt_train_main(int argc, char **argv)
@@ -253,25 +307,21 @@ int tt_train_main(int argc, char **argv)
         if (!rc) printf("wrote %s\n", dump);
         goto out;
     }
-    char path[TT_CONFIG_PATH + 64];
-    snprintf(path, sizeof path, "%s/checkpoints", r.cfg.output.dir);
-    char *json = tt_config_to_json(&r.cfg);
-    int bad = make_dirs(path, err, sizeof err);
-    snprintf(path, sizeof path, "%s/config.json", r.cfg.output.dir);
-    bad = bad || write_text_atomic(path, json, err, sizeof err);
-    free(json);
-    snprintf(path, sizeof path, "%s/metrics.jsonl", r.cfg.output.dir);
-    if (!bad && !(r.metrics = fopen(path, resume ? "a" : "w")))
-        bad = tt_errorf(err, sizeof err, "%s: cannot write: %s", path, strerror(errno));
-    if (bad) {
+    if (tt_run_prepare_dir(&r, resume != NULL, err, sizeof err)) {
         fail(err);
+        goto out;
+    }
+    if (r.cfg.study.kind == TT_STUDY_SCALING) {
+        err[0] = '\0';
+        rc = tt_study_main(&r, err, sizeof err);
+        if (rc == 2 && err[0]) fail(err);
         goto out;
     }
     describe(&r);
     if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
                        (long long)r.step);
     err[0] = '\0';
-    rc = train(&r, err, sizeof err);
+    rc = tt_run_train(&r, err, sizeof err);
     if (rc == 2 && err[0]) fail(err);
 out:
     tt_run_free(&r);

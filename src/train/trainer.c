@@ -55,6 +55,7 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_batch_alloc(&r->batch, B, T);
     r->order = tt_xmalloc((size_t)r->data.train.n * sizeof(int));
     r->pool = tt_xmalloc((size_t)B * T * sizeof(real));
+    r->entropy = tt_xcalloc((size_t)mc.n_layers * mc.n_heads + 1, sizeof(double));
     r->steps_per_epoch = (r->data.train.n + B - 1) / B;
     r->total_steps = (int64_t)r->steps_per_epoch * c->train.epochs;
     (void)err, (void)errlen;
@@ -67,6 +68,7 @@ void tt_run_free(tt_run *r)
     tt_batch_free(&r->batch);
     free(r->order);
     free(r->pool);
+    free(r->entropy);
     if (r->arena.base) tt_arena_free(&r->arena);
     if (r->meta.base) tt_arena_free(&r->meta);
     if (r->opt.m) tt_optim_free(&r->opt);
@@ -121,6 +123,14 @@ static int argmax(const real *x, int n)
     return best;
 }
 
+static double row_entropy(const real *p, int T)
+{
+    double h = 0;
+    for (int j = 0; j < T; j++)
+        if (p[j] > R(0)) h -= (double)p[j] * log((double)p[j]);
+    return h;
+}
+
 tt_eval tt_run_evaluate(tt_run *r)
 {
     tt_eval e = {0};
@@ -134,11 +144,28 @@ tt_eval tt_run_evaluate(tt_run *r)
     double loss_sum = 0;
     int64_t correct = 0, correct_amb = 0;
     const tt_backend *be = r->g.be;
-    real *host = tt_xmalloc((size_t)B * T * V * sizeof(real)); /* outside any step */
+    const int L = r->cfg.model.n_layers, H = r->cfg.model.n_heads;
+    /* outside any step: host copies of the logits and of one layer's weights */
+    real *host = tt_xmalloc((size_t)B * T * V * sizeof(real));
+    real *w = tt_xmalloc((size_t)B * H * T * T * sizeof(real));
+    tt_tensor *att = tt_xcalloc((size_t)L + 1, sizeof *att);
+    int64_t query_rows = 0;
+    for (int k = 0; k < L * H; k++) r->entropy[k] = 0;
     for (int first = 0; first < s->n; first += B) {
         tt_batch_fill(&r->batch, &r->data, s, NULL, first, &mask, r->cfg.data.mask_prob);
         tt_var *logits;
-        tt_var *loss = tt_run_forward(r, &r->batch, &logits, NULL);
+        tt_var *loss = tt_run_forward(r, &r->batch, &logits, att);
+        for (int l = 0; l < L; l++) {
+            be->to_host(w, att[l].data, tt_tensor_bytes(&att[l]));
+            for (int b = 0; b < B; b++)
+                for (int i = 0; i < T; i++) {
+                    if (r->batch.pad[b * T + i]) continue;
+                    query_rows += l == 0;
+                    for (int h = 0; h < H; h++)
+                        r->entropy[l * H + h] +=
+                            row_entropy(w + (((size_t)b * H + h) * T + i) * T, T);
+                }
+        }
         real l;
         be->to_host(&l, loss->val.data, sizeof l);
         be->to_host(host, logits->val.data, tt_tensor_bytes(&logits->val));
@@ -158,6 +185,9 @@ tt_eval tt_run_evaluate(tt_run *r)
         e.count += count;
     }
     free(host);
+    free(w);
+    free(att);
+    for (int k = 0; k < L * H; k++) r->entropy[k] /= query_rows ? (double)query_rows : 1;
     e.loss = e.count ? loss_sum / (double)e.count : 0;
     e.acc = e.count ? (double)correct / (double)e.count : 0;
     e.acc_ambiguous = e.count_ambiguous ? (double)correct_amb / (double)e.count_ambiguous : 0;

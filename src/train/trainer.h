@@ -16,7 +16,11 @@
 
 enum { TT_STREAM_INIT = 0, TT_STREAM_DROPOUT = 1, TT_STREAM_MASK = 3, TT_STREAM_MASK_VALID = 4 };
 
-typedef struct tt_run {
+typedef struct tt_run tt_run;
+/* Called after every optimizer step (the gradients of that step are still in the table). */
+typedef void (*tt_step_hook)(tt_run *r, double loss, double grad_norm, void *ctx);
+
+struct tt_run {
     tt_config cfg;
     tt_corpus data;
     tt_model model;
@@ -32,7 +36,10 @@ typedef struct tt_run {
     int steps_per_epoch;
     int64_t total_steps;
     FILE *metrics;
-} tt_run;
+    double *entropy;     /* [L*H]: the last evaluation's mean attention entropy per head */
+    tt_step_hook on_step; /* optional */
+    void *on_step_ctx;
+};
 
 /* Everything but the config and data: model, optimizer, arenas, batch; 0 or -1 with err. */
 int tt_run_init(tt_run *r, char *err, size_t errlen);
@@ -46,7 +53,18 @@ typedef struct tt_eval {
     double loss, acc, acc_ambiguous;
     int64_t count, count_ambiguous;
 } tt_eval;
+/* Loss and accuracy on the validation split (eval mode, no dropout); also fills r->entropy with
+ * each head's attention entropy (natural log) averaged over every real query row. */
 tt_eval tt_run_evaluate(tt_run *r);
+
+/* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps;
+ * 0, or 2 after a message. */
+int tt_run_train(tt_run *r, char *err, size_t errlen);
+/* The run directory (output.dir and checkpoints/, attention/), config.json, and metrics.jsonl
+ * opened for writing (appending on resume). */
+int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen);
+/* study_report.c: configs/scaling.json's study instead of training. */
+int tt_study_main(tt_run *r, char *err, size_t errlen);
 
 /* checkpoint.c: the contract's safetensors layout (DESIGN.md section 7), written atomically. */
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);

@@ -1,0 +1,527 @@
+/* render.c: attention epochs in memory and on disk (read, validate, write), the numbers the
+ * views show (row entropy, most focused head), the terminal view, and the helpers the markup
+ * writers of render_html.c share (atomic files, XML and JSON escaping, the colour ramp). */
+#include "train/render.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ColorBrewer "Blues" (9 classes): sequential and close to perceptually even in lightness. */
+const unsigned char tt_render_ramp[TT_RAMP_N][3] = {
+    {247, 251, 255}, {222, 235, 247}, {198, 219, 239}, {158, 202, 225}, {107, 174, 214},
+    {66, 146, 198},  {33, 113, 181},  {8, 81, 156},    {8, 48, 107}};
+
+void tt_render_color(double w, char hex[8])
+{
+    w = !(w > 0) ? 0 : w > 1 ? 1 : w; /* NaN to 0 */
+    double x = w * (TT_RAMP_N - 1);
+    int i = x >= TT_RAMP_N - 1 ? TT_RAMP_N - 2 : (int)x;
+    double f = x - i;
+    int c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = (int)lround(tt_render_ramp[i][k] +
+                           (tt_render_ramp[i + 1][k] - tt_render_ramp[i][k]) * f);
+    snprintf(hex, 8, "#%02x%02x%02x", c[0], c[1], c[2]);
+}
+
+int tt_render_open(tt_render_file *o, const char *path, char *err, size_t errlen)
+{
+    size_t n = strlen(path) + 32;
+    *o = (tt_render_file){.tmp = tt_xmalloc(n), .path = path};
+    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    /* O_EXCL: never write through something already there (a link, a stale file) */
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd >= 0 && !(o->f = fdopen(fd, "w"))) close(fd);
+    if (!o->f) {
+        int e = errno;
+        if (fd >= 0) unlink(o->tmp);
+        tt_errorf(err, errlen, "%s: cannot create %s: %s", path, o->tmp, strerror(e));
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int tt_render_close(tt_render_file *o, bool ok, char *err, size_t errlen)
+{
+    bool was_ok = ok;
+    ok = ok && !ferror(o->f) && fflush(o->f) == 0 && fsync(fileno(o->f)) == 0;
+    ok = fclose(o->f) == 0 && ok;
+    if (ok && rename(o->tmp, o->path) != 0) ok = false;
+    if (!ok) {
+        if (was_ok)
+            tt_errorf(err, errlen, "%s: cannot write (through %s): %s", o->path, o->tmp,
+                      strerror(errno ? errno : EIO));
+        unlink(o->tmp);
+    }
+    free(o->tmp);
+    *o = (tt_render_file){0};
+    return ok ? 0 : -1;
+}
+
+/* Calls put(f, s, n) for each well-formed UTF-8 run of s, writing '?' for each bad byte. */
+static void utf8_runs(FILE *f, const char *s, void (*put)(FILE *, const char *, size_t))
+{
+    size_t n = strlen(s);
+    while (n) {
+        size_t ok = tt_utf8_valid_prefix(s, n);
+        put(f, s, ok);
+        if (ok == n) break;
+        fputc('?', f);
+        s += ok + 1, n -= ok + 1;
+    }
+}
+
+static void xml_run(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, f);
+        }
+    }
+}
+
+void tt_render_xml_puts(FILE *f, const char *s)
+{
+    utf8_runs(f, s, xml_run);
+}
+
+static void json_run(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+}
+
+static void json_puts(FILE *f, const char *s)
+{
+    fputc('"', f);
+    utf8_runs(f, s, json_run);
+    fputc('"', f);
+}
+
+static void epoch_json(FILE *f, const tt_attn_epoch *e)
+{
+    fprintf(f, "{\"epoch\": %d, \"layers\": %d, \"heads\": %d,\n \"probes\": [", e->epoch, e->L,
+            e->H);
+    for (int p = 0; p < e->n_probes; p++) {
+        const tt_attn_probe *pr = &e->probes[p];
+        const int T = pr->T;
+        fputs(p ? ",\n  {\"text\": " : "\n  {\"text\": ", f);
+        json_puts(f, pr->text ? pr->text : "");
+        fputs(", \"tokens\": [", f);
+        for (int t = 0; t < T; t++) {
+            if (t) fputs(", ", f);
+            json_puts(f, pr->tokens[t]);
+        }
+        fputs("],\n   \"attention\": [", f);
+        for (int l = 0; l < e->L; l++) {
+            fputs(l ? "],\n    [[" : "\n    [[", f);
+            for (int h = 0; h < e->H; h++) {
+                fputs(h ? ",\n      [" : "\n      [", f);
+                const real *m = pr->w + ((size_t)l * e->H + h) * T * T;
+                for (int i = 0; i < T; i++) {
+                    fputs(i ? ", [" : "[", f);
+                    for (int j = 0; j < T; j++)
+                        fprintf(f, j ? ", %.6g" : "%.6g", (double)m[(size_t)i * T + j]);
+                    fputc(']', f);
+                }
+                fputc(']', f);
+            }
+            fputs("]", f);
+        }
+        fputs(e->L ? "]]}" : "]}", f);
+    }
+    fputs("]}\n", f);
+}
+
+int tt_attn_epoch_write(const tt_attn_epoch *e, const char *path, char *err, size_t errlen)
+{
+    for (int p = 0; p < e->n_probes; p++)
+        if (e->probes[p].T < 1)
+            return tt_errorf(err, errlen,
+                             "%s: probe %d (\"%s\") has no tokens; HINT: every data.probes entry "
+                             "needs at least one word",
+                             path, p, e->probes[p].text);
+    tt_render_file o;
+    if (tt_render_open(&o, path, err, errlen)) return -1;
+    epoch_json(o.f, e);
+    return tt_render_close(&o, true, err, errlen);
+}
+
+void tt_attn_epoch_free(tt_attn_epoch *e)
+{
+    for (int p = 0; e->probes && p < e->n_probes; p++) {
+        tt_attn_probe *pr = &e->probes[p];
+        for (int t = 0; pr->tokens && t < pr->T; t++)
+            free(pr->tokens[t]);
+        free(pr->tokens);
+        free(pr->text);
+        free(pr->w);
+    }
+    free(e->probes);
+    *e = (tt_attn_epoch){0};
+}
+
+/* ---- reading ---- */
+
+typedef struct rd {
+    const char *path;
+    char *err;
+    size_t errlen;
+} rd;
+
+static int get_int(const rd *r, const cJSON *o, const char *key, int min, int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v)
+        return tt_errorf(r->err, r->errlen, "%s: missing key \"%s\" (an integer >= %d)", r->path,
+                         key, min);
+    double d = v->valuedouble;
+    if (!cJSON_IsNumber(v) || d != floor(d) || d < min || d > 1e6)
+        return tt_errorf(r->err, r->errlen, "%s: \"%s\" must be an integer in [%d, 1000000]",
+                         r->path, key, min);
+    *out = (int)d;
+    return 0;
+}
+
+static int get_string(const rd *r, const cJSON *v, const char *what, char **out)
+{
+    if (!cJSON_IsString(v))
+        return tt_errorf(r->err, r->errlen, "%s: %s must be a string", r->path, what);
+    size_t n = strlen(v->valuestring);
+    if (tt_utf8_valid_prefix(v->valuestring, n) != n)
+        return tt_errorf(r->err, r->errlen, "%s: %s is not valid UTF-8", r->path, what);
+    *out = tt_xstrdup(v->valuestring);
+    return 0;
+}
+
+/* An array of exactly n items, or an error naming the JSON path and what was expected. */
+static int want_array(const rd *r, const cJSON *a, int n, const char *what, const char *where)
+{
+    if (!cJSON_IsArray(a))
+        return tt_errorf(r->err, r->errlen, "%s: %s must be an array (%s)", r->path, where, what);
+    int got = cJSON_GetArraySize(a);
+    if (got != n)
+        return tt_errorf(r->err, r->errlen,
+                         "%s: %s has %d entries, expected %d (%s); HINT: attention is "
+                         "[layers][1][heads][T][T] with T the number of tokens",
+                         r->path, where, got, n, what);
+    return 0;
+}
+
+static int read_probe(const rd *r, const cJSON *o, int p, int L, int H, tt_attn_probe *pr)
+{
+    char where[96], what[128];
+    snprintf(where, sizeof where, "probes[%d]", p);
+    if (!cJSON_IsObject(o))
+        return tt_errorf(r->err, r->errlen, "%s: %s must be an object", r->path, where);
+    const char *keys[] = {"text", "tokens", "attention"};
+    for (int k = 0; k < 3; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, keys[k]))
+            return tt_errorf(r->err, r->errlen, "%s: %s: missing key \"%s\"", r->path, where,
+                             keys[k]);
+    snprintf(what, sizeof what, "%s.text", where);
+    if (get_string(r, cJSON_GetObjectItemCaseSensitive(o, "text"), what, &pr->text)) return -1;
+    const cJSON *tok = cJSON_GetObjectItemCaseSensitive(o, "tokens");
+    int T = cJSON_GetArraySize(tok);
+    if (!cJSON_IsArray(tok) || T < 1 || T > 4096)
+        return tt_errorf(r->err, r->errlen, "%s: %s.tokens must be an array of 1 to 4096 strings",
+                         r->path, where);
+    pr->tokens = tt_xcalloc((size_t)T, sizeof(char *));
+    pr->T = T;
+    int t = 0;
+    for (const cJSON *v = tok->child; v; v = v->next, t++) {
+        snprintf(what, sizeof what, "%s.tokens[%d]", where, t);
+        if (get_string(r, v, what, &pr->tokens[t])) return -1;
+    }
+    const cJSON *att = cJSON_GetObjectItemCaseSensitive(o, "attention");
+    snprintf(where, sizeof where, "probes[%d].attention", p);
+    if (want_array(r, att, L, "\"layers\"", where)) return -1;
+    if ((double)L * H * T * T > (double)(1 << 28))
+        return tt_errorf(r->err, r->errlen, "%s: probes[%d]: %d x %d x %d x %d weights is too many",
+                         r->path, p, L, H, T, T);
+    pr->w = tt_xmalloc((size_t)L * H * T * T * sizeof(real));
+    real *w = pr->w;
+    int l = 0;
+    for (const cJSON *lv = att->child; lv; lv = lv->next, l++) {
+        snprintf(where, sizeof where, "probes[%d].attention[%d]", p, l);
+        if (want_array(r, lv, 1, "batch of one", where)) return -1;
+        snprintf(where, sizeof where, "probes[%d].attention[%d][0]", p, l);
+        if (want_array(r, lv->child, H, "\"heads\"", where)) return -1;
+        int h = 0;
+        for (const cJSON *hv = lv->child->child; hv; hv = hv->next, h++) {
+            snprintf(where, sizeof where, "probes[%d].attention[%d][0][%d]", p, l, h);
+            if (want_array(r, hv, T, "query rows, T = the number of tokens", where)) return -1;
+            int i = 0;
+            for (const cJSON *row = hv->child; row; row = row->next, i++) {
+                snprintf(where, sizeof where, "probes[%d].attention[%d][0][%d][%d]", p, l, h, i);
+                if (want_array(r, row, T, "key columns, T = the number of tokens", where))
+                    return -1;
+                int j = 0;
+                for (const cJSON *v = row->child; v; v = v->next, j++) {
+                    double d = v->valuedouble;
+                    if (!cJSON_IsNumber(v) || !(d >= 0 && d <= 1))
+                        return tt_errorf(r->err, r->errlen,
+                                         "%s: %s[%d] must be a number in [0, 1] (an attention "
+                                         "weight)",
+                                         r->path, where, j);
+                    *w++ = (real)d;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+char *tt_render_slurp(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tt_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t n = 0, cap = 1 << 16, got;
+    char *text = tt_xmalloc(cap);
+    while ((got = fread(text + n, 1, cap - 1 - n, f)) > 0)
+        if ((n += got) == cap - 1) text = tt_xrealloc(text, cap *= 2);
+    bool bad = ferror(f);
+    fclose(f);
+    text[n] = 0;
+    if (!bad && strlen(text) == n) return text;
+    if (bad)
+        tt_errorf(err, errlen, "%s: cannot read", path);
+    else
+        tt_errorf(err, errlen, "%s: NUL byte at offset %zu; expected JSON text", path,
+                  strlen(text));
+    free(text);
+    return NULL;
+}
+
+int tt_attn_epoch_read(tt_attn_epoch *e, const char *path, char *err, size_t errlen)
+{
+    *e = (tt_attn_epoch){0};
+    char *text = tt_render_slurp(path, err, errlen);
+    int rc = text ? tt_attn_epoch_parse(e, text, path, err, errlen) : -1;
+    free(text);
+    return rc;
+}
+
+int tt_attn_epoch_parse(tt_attn_epoch *e, const char *text, const char *path, char *err,
+                        size_t errlen)
+{
+    *e = (tt_attn_epoch){0};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    rd r = {path, err, errlen};
+    int rc = -1;
+    if (!root) {
+        const char *at = end ? end : text;
+        int line = 1;
+        for (const char *q = text; q < at; q++)
+            line += *q == '\n';
+        int near = (int)strcspn(at, "\r\n");
+        tt_errorf(err, errlen, "%s:%d: invalid JSON near '%.*s'", path, line, near < 24 ? near : 24,
+                  at);
+        goto out;
+    }
+    if (!cJSON_IsObject(root)) {
+        tt_errorf(err, errlen, "%s: expected a JSON object at the top level", path);
+        goto out;
+    }
+    if (get_int(&r, root, "epoch", 0, &e->epoch) || get_int(&r, root, "layers", 1, &e->L) ||
+        get_int(&r, root, "heads", 1, &e->H))
+        goto out;
+    const cJSON *probes = cJSON_GetObjectItemCaseSensitive(root, "probes");
+    if (!cJSON_IsArray(probes) || !cJSON_GetArraySize(probes)) {
+        tt_errorf(err, errlen, "%s: %s \"probes\" (a non-empty array of objects)", path,
+                  probes ? "expected" : "missing key");
+        goto out;
+    }
+    e->n_probes = cJSON_GetArraySize(probes);
+    e->probes = tt_xcalloc((size_t)e->n_probes, sizeof *e->probes);
+    int p = 0;
+    for (const cJSON *o = probes->child; o; o = o->next, p++)
+        if (read_probe(&r, o, p, e->L, e->H, &e->probes[p])) goto out;
+    rc = 0;
+out:
+    if (rc) tt_attn_epoch_free(e);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- numbers ---- */
+
+double tt_attn_row_entropy(const real *row, int T)
+{
+    double h = 0;
+    for (int j = 0; j < T; j++)
+        if (row[j] > 0) h -= (double)row[j] * log((double)row[j]);
+    return h;
+}
+
+static double mean_entropy(const tt_attn_epoch *e, int probe, int l, int h)
+{
+    const tt_attn_probe *pr = &e->probes[probe];
+    const real *m = pr->w + ((size_t)l * e->H + h) * pr->T * pr->T;
+    double s = 0;
+    for (int i = 0; i < pr->T; i++)
+        s += tt_attn_row_entropy(m + (size_t)i * pr->T, pr->T);
+    return pr->T ? s / pr->T : 0;
+}
+
+int tt_attn_most_focused(const tt_attn_epoch *e, int probe, int *layer, int *head)
+{
+    TT_ASSERT_MSG(probe >= 0 && probe < e->n_probes, "probe %d of %d", probe, e->n_probes);
+    double best = INFINITY;
+    *layer = *head = 0;
+    for (int l = 0; l < e->L; l++)
+        for (int h = 0; h < e->H; h++) {
+            double s = mean_entropy(e, probe, l, h);
+            if (s < best) best = s, *layer = l, *head = h;
+        }
+    return 0;
+}
+
+/* ---- the terminal view ---- */
+
+/* Display columns of a code point: 2 for Hangul and CJK wide forms, 0 for combining marks. */
+static int cp_width(unsigned c)
+{
+    if ((c >= 0x0300 && c <= 0x036F) || (c >= 0x1160 && c <= 0x11FF) || c == 0x200B) return 0;
+    if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) ||
+        (c >= 0x3041 && c <= 0x33FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+        (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+        (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+        (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+        (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1FAFF) ||
+        (c >= 0x20000 && c <= 0x3FFFD))
+        return 2;
+    return 1;
+}
+
+/* A token as at most 6 display columns: its code points (controls as '?', zero-width ones
+ * dropped), cut to 5 columns plus "…" when longer. */
+typedef struct label {
+    unsigned cp[8];
+    int n, width;
+} label;
+
+static label make_label(const char *s)
+{
+    unsigned cps[64];
+    int n = 0, total = 0;
+    for (size_t len = strlen(s); len && n < 64;) {
+        size_t ok = tt_utf8_valid_prefix(s, len < 4 ? len : 4);
+        unsigned c = (unsigned char)*s;
+        int k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        if ((size_t)k > ok) {
+            c = '?', k = 1; /* a bad byte */
+        } else if (k > 1) {
+            c &= 0x3Fu >> (k - 1);
+            for (int i = 1; i < k; i++)
+                c = c << 6 | ((unsigned char)s[i] & 0x3F);
+        }
+        s += k, len -= (size_t)k;
+        if (c < 0x20 || (c >= 0x7F && c < 0xA0)) c = '?';
+        if (cp_width(c)) cps[n++] = c, total += cp_width(c);
+    }
+    label lb = {.n = 0};
+    int limit = total > 6 ? 5 : 6;
+    for (int i = 0; i < n && lb.width + cp_width(cps[i]) <= limit; i++)
+        lb.cp[lb.n++] = cps[i], lb.width += cp_width(cps[i]);
+    if (total > 6) lb.cp[lb.n++] = 0x2026, lb.width++;
+    return lb;
+}
+
+static void put_cp(FILE *f, unsigned c)
+{
+    if (c < 0x80)
+        fputc((int)c, f);
+    else if (c < 0x800)
+        fprintf(f, "%c%c", 0xC0 | c >> 6, 0x80 | (c & 0x3F));
+    else if (c < 0x10000)
+        fprintf(f, "%c%c%c", 0xE0 | c >> 12, 0x80 | (c >> 6 & 0x3F), 0x80 | (c & 0x3F));
+    else
+        fprintf(f, "%c%c%c%c", 0xF0 | c >> 18, 0x80 | (c >> 12 & 0x3F), 0x80 | (c >> 6 & 0x3F),
+                0x80 | (c & 0x3F));
+}
+
+void tt_render_terminal(FILE *out, const tt_attn_epoch *e, int probe, int layer, int head)
+{
+    TT_ASSERT_MSG(probe >= 0 && probe < e->n_probes && layer >= 0 && layer < e->L && head >= 0 &&
+                      head < e->H,
+                  "probe %d of %d, layer %d of %d, head %d of %d", probe, e->n_probes, layer, e->L,
+                  head, e->H);
+    static const char *shade[5] = {"  ", "░░", "▒▒", "▓▓", "██"};
+    const tt_attn_probe *pr = &e->probes[probe];
+    const int T = pr->T;
+    label *lb = tt_xmalloc((size_t)(T ? T : 1) * sizeof *lb);
+    int rw = 1, depth = 0;
+    for (int t = 0; t < T; t++) {
+        lb[t] = make_label(pr->tokens[t]);
+        rw = lb[t].width > rw ? lb[t].width : rw;
+        depth = lb[t].n > depth ? lb[t].n : depth;
+    }
+    /* key labels read downwards, one character per 2-column cell */
+    for (int k = 0; k < depth; k++) {
+        int last = -1;
+        for (int t = 0; t < T; t++)
+            if (lb[t].n > k) last = t;
+        fprintf(out, "%*s", rw + 2, "");
+        for (int t = 0; t <= last; t++) {
+            if (lb[t].n <= k) {
+                fputs("  ", out);
+                continue;
+            }
+            put_cp(out, lb[t].cp[k]);
+            if (t < last && cp_width(lb[t].cp[k]) == 1) fputc(' ', out);
+        }
+        fputc('\n', out);
+    }
+    const real *m = pr->w + ((size_t)layer * e->H + head) * T * T;
+    for (int i = 0; i < T; i++) {
+        for (int k = 0; k < lb[i].n; k++)
+            put_cp(out, lb[i].cp[k]);
+        fprintf(out, "%*s|", rw - lb[i].width + 1, "");
+        for (int j = 0; j < T; j++) {
+            double w = (double)m[(size_t)i * T + j];
+            int q = !(w > 0) ? 0 : w >= 1 ? 4 : (int)(w * 5);
+            fputs(shade[q], out);
+        }
+        fputs("|\n", out);
+    }
+    fprintf(out, "mean row entropy %.3f nats (uniform: log %d = %.3f); rows query, columns key\n",
+            mean_entropy(e, probe, layer, head), T, T ? log(T) : 0.0);
+    fputs("weight: \"  \" <0.2  \"░░\" <0.4  \"▒▒\" <0.6  \"▓▓\" <0.8  \"██\" <=1\n", out);
+    free(lb);
+}

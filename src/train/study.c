@@ -1,0 +1,359 @@
+/* study.c: the measurement half of the scaling study (see study.h). Every figure flows through
+ * the graph ops (batched tt_matmul for dot products, tt_scale, tt_softmax, the fused tt_sdpa and
+ * its backward); only the statistics over their outputs are loops here, in double, with the
+ * mean subtracted before squaring (one pass of E[x^2] - E[x]^2 in float32 would lose the
+ * variance of d_k = 1024 dots to cancellation). */
+#include "train/study.h"
+
+#include "autograd/ops.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* bump-allocator rounding (64 bytes per allocation) and the scalars, for a few dozen tensors */
+#define STUDY_SLACK ((size_t)64 << 10)
+#define STUDY_META ((size_t)1 << 20)
+
+tt_study_opts tt_study_defaults(uint64_t seed)
+{
+    return (tt_study_opts){.n_dk = 5, .dk = {4, 16, 64, 256, 1024}, .samples = 10000, .T = 16,
+                           .seed = seed};
+}
+
+static void check_opts(const tt_study_opts *o)
+{
+    TT_ASSERT_MSG(o->n_dk >= 1 && o->n_dk <= TT_STUDY_MAX_DK, "study: n_dk %d outside 1..%d",
+                  o->n_dk, TT_STUDY_MAX_DK);
+    for (int i = 0; i < o->n_dk; i++)
+        TT_ASSERT_MSG(o->dk[i] >= 1, "study: dk[%d] = %d must be positive", i, o->dk[i]);
+    TT_ASSERT_MSG(o->samples >= 2 && o->T >= 1, "study: samples %d (>= 2) or T %d (>= 1)",
+                  o->samples, o->T);
+}
+
+static int max_dk(const tt_study_opts *o)
+{
+    int m = 0;
+    for (int i = 0; i < o->n_dk; i++) m = o->dk[i] > m ? o->dk[i] : m;
+    return m;
+}
+
+int tt_study_rows(const tt_study_opts *o)
+{
+    int r = o->samples / o->T;
+    return r < 200 ? 200 : r;
+}
+
+int tt_study_grad_batch(const tt_study_opts *o, int dk)
+{
+    int rows = tt_study_rows(o);
+    if (dk <= 64) return rows;
+    int b = (int)((int64_t)rows * 64 / dk);
+    return b < 8 ? 8 : b;
+}
+
+/* One CPU arena pair and a graph over it, not training (no dropout, no rng needed). */
+typedef struct study_graph {
+    tt_arena data, meta;
+    tt_graph g;
+} study_graph;
+
+static void study_graph_init(study_graph *s, size_t reals)
+{
+    tt_arena_init(&s->data, "study-data", TT_CPU, reals * sizeof(real) + STUDY_SLACK);
+    tt_arena_init(&s->meta, "study-meta", TT_CPU, STUDY_META);
+    tt_graph_init(&s->g, &s->data, &s->meta, NULL);
+    s->g.training = false;
+}
+
+static void study_graph_free(study_graph *s)
+{
+    tt_arena_free(&s->data);
+    tt_arena_free(&s->meta);
+}
+
+/* One Philox stream per (part, d_k): parts and widths never share draws. */
+static tt_rng stream_for(uint64_t seed, int part, int dk)
+{
+    tt_rng r;
+    tt_rng_init(&r, seed, ((uint64_t)part << 32) | (uint32_t)dk);
+    return r;
+}
+
+/* A fresh [shape] var filled with N(0, std^2) from r. */
+static tt_var *normal_var(tt_graph *g, tt_shape s, tt_rng *r, real std)
+{
+    tt_var *v = tt_var_new(g, s, TT_REAL);
+    tt_rng_normal(r, tt_real(&v->val), v->val.n, R(0), std);
+    return v;
+}
+
+static double mean_of(const real *x, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)x[i];
+    return s / (double)n;
+}
+
+/* sample variance, divisor n - 1 */
+static double var_of(const real *x, int64_t n)
+{
+    double m = mean_of(x, n), s = 0;
+    for (int64_t i = 0; i < n; i++) s += ((double)x[i] - m) * ((double)x[i] - m);
+    return s / (double)(n - 1);
+}
+
+static double rms_of(const real *x, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
+    return sqrt(s / (double)n);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* median over the rows of x [rows, C] of each row's RMS; tmp holds rows doubles */
+static double median_row_rms(const real *x, int rows, int C, double *tmp)
+{
+    for (int r = 0; r < rows; r++) tmp[r] = rms_of(x + (int64_t)r * C, C);
+    qsort(tmp, (size_t)rows, sizeof *tmp, cmp_double);
+    return rows % 2 ? tmp[rows / 2] : 0.5 * (tmp[rows / 2 - 1] + tmp[rows / 2]);
+}
+
+void tt_study_variance(const tt_study_opts *o, tt_study_var *out)
+{
+    check_opts(o);
+    const int S = o->samples;
+    study_graph sg;
+    study_graph_init(&sg, (size_t)S * (2 * (size_t)max_dk(o) + 2));
+    tt_graph *g = &sg.g;
+    for (int i = 0; i < o->n_dk; i++) {
+        const int dk = o->dk[i];
+        tt_graph_reset(g);
+        tt_rng r = stream_for(o->seed, 1, dk);
+        tt_var *q = normal_var(g, tt_shape3(S, 1, dk), &r, R(1));
+        tt_var *k = normal_var(g, tt_shape3(S, 1, dk), &r, R(1));
+        tt_var *dot = tt_matmul(g, q, k, false, true); /* [S,1,1]: one q.k per sample */
+        tt_var *scaled = tt_scale(g, dot, R(1) / R_SQRT((real)dk));
+        out[i] = (tt_study_var){.dk = dk, .var_unscaled = var_of(tt_real(&dot->val), S),
+                                .var_scaled = var_of(tt_real(&scaled->val), S),
+                                .mean_unscaled = mean_of(tt_real(&dot->val), S)};
+    }
+    study_graph_free(&sg);
+}
+
+/* mean over rows of [rows, C] of the largest weight and of -sum w log w */
+static void row_stats(const real *w, int rows, int C, double *max_w, double *entropy)
+{
+    double sm = 0, se = 0;
+    for (int r = 0; r < rows; r++) {
+        double m = 0, h = 0;
+        for (int j = 0; j < C; j++) {
+            double x = (double)w[(int64_t)r * C + j];
+            if (x > m) m = x;
+            if (x > 0) h -= x * log(x);
+        }
+        sm += m;
+        se += h;
+    }
+    *max_w = sm / rows;
+    *entropy = se / rows;
+}
+
+void tt_study_saturation(const tt_study_opts *o, tt_study_sat *out)
+{
+    check_opts(o);
+    const int rows = tt_study_rows(o), T = o->T;
+    study_graph sg;
+    study_graph_init(&sg, (size_t)rows * ((size_t)max_dk(o) * (1 + (size_t)T) + 4 * (size_t)T));
+    tt_graph *g = &sg.g;
+    for (int i = 0; i < o->n_dk; i++) {
+        const int dk = o->dk[i];
+        tt_graph_reset(g);
+        tt_rng r = stream_for(o->seed, 2, dk);
+        tt_var *q = normal_var(g, tt_shape3(rows, 1, dk), &r, R(1));
+        tt_var *keys = normal_var(g, tt_shape3(rows, T, dk), &r, R(1));
+        tt_var *scores = tt_matmul(g, q, keys, false, true); /* [rows,1,T] */
+        tt_var *w[2] = {tt_softmax(g, scores),
+                        tt_softmax(g, tt_scale(g, scores, R(1) / R_SQRT((real)dk)))};
+        out[i].dk = dk;
+        for (int s = 0; s < 2; s++)
+            row_stats(tt_real(&w[s]->val), rows, T, &out[i].max_w[s], &out[i].entropy[s]);
+    }
+    study_graph_free(&sg);
+}
+
+/* A leaf over arena memory with a zeroed gradient of its own (leaf gradients accumulate). */
+static tt_var *leaf_with_grad(tt_graph *g, tt_tensor val)
+{
+    tt_tensor grad = tt_arena_tensor(g->data, val.shape, TT_REAL);
+    g->be->zero(grad.data, tt_tensor_bytes(&grad));
+    return tt_var_alias(g, val, grad, true);
+}
+
+static tt_var *constant(tt_graph *g, tt_tensor val)
+{
+    return tt_var_alias(g, val, tt_tensor_view(NULL, val.shape, TT_REAL, val.device), false);
+}
+
+/* One variant of part 3 at width dk (data drawn afresh from the same stream, so both variants
+ * see the same Q, K, V, R). Fused and composed paths share one graph and one backward; their
+ * leaves alias the same values with separate gradient buffers. */
+static void grad_variant(tt_graph *g, const tt_study_opts *o, int dk, int variant,
+                         tt_study_grad *res)
+{
+    const int B = tt_study_grad_batch(o, dk), T = o->T;
+    const tt_shape s = tt_shape3(B, T, dk);
+    const real scale = variant ? R(1) / R_SQRT((real)dk) : R(1);
+    tt_graph_reset(g);
+    tt_rng r = stream_for(o->seed, 3, dk);
+    tt_tensor qt = normal_var(g, s, &r, R(1))->val, kt = normal_var(g, s, &r, R(1))->val;
+    tt_var *v = normal_var(g, s, &r, R(1));
+    tt_var *rv = normal_var(g, s, &r, R(1) / R_SQRT((real)dk));
+
+    tt_var *qf = leaf_with_grad(g, qt), *kf = leaf_with_grad(g, kt);
+    tt_sdpa_opts so = {.scale = scale};
+    tt_var *loss_f = tt_sum(g, tt_mul(g, tt_sdpa(g, qf, kf, v, 1, &so, NULL), rv));
+
+    tt_var *qc = leaf_with_grad(g, qt), *kc = constant(g, kt);
+    tt_var *logits = tt_scale(g, tt_matmul(g, qc, kc, false, true), scale); /* [B,T,T] */
+    tt_var *oc = tt_matmul(g, tt_softmax(g, logits), v, false, false);
+    tt_var *loss_c = tt_sum(g, tt_mul(g, oc, rv));
+
+    tt_backward(g, tt_add(g, loss_f, loss_c));
+    res->dscores[variant] = rms_of(tt_real(&logits->grad), logits->grad.n);
+    double *tmp = tt_arena_alloc(g->data, (size_t)B * T * sizeof(double));
+    res->dscores_med[variant] = median_row_rms(tt_real(&logits->grad), B * T, T, tmp);
+    res->dq[variant] = rms_of(tt_real(&qf->grad), qf->grad.n);
+    res->dkey[variant] = rms_of(tt_real(&kf->grad), kf->grad.n);
+}
+
+void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out)
+{
+    check_opts(o);
+    const size_t T = (size_t)o->T;
+    size_t need = 0;
+    for (int i = 0; i < o->n_dk; i++) {
+        /* ~16 [B,T,dk] tensors (inputs, leaf grads, both paths' outputs and their grads),
+         * ~10 [B,T,T] (weights, scores, logits, softmax and grads), attention scratch, the
+         * median's B*T doubles */
+        size_t B = (size_t)tt_study_grad_batch(o, o->dk[i]);
+        size_t n = 16 * B * T * (size_t)o->dk[i] + 10 * B * T * T + 4 * T * T + 2 * B * T;
+        need = n > need ? n : need;
+    }
+    study_graph sg;
+    study_graph_init(&sg, need);
+    for (int i = 0; i < o->n_dk; i++) {
+        out[i].dk = o->dk[i];
+        for (int variant = 0; variant < 2; variant++)
+            grad_variant(&sg.g, o, o->dk[i], variant, &out[i]);
+    }
+    study_graph_free(&sg);
+}
+
+void tt_study_temperature(const double *scores, int n, const double *taus, int n_tau,
+                          double *out)
+{
+    TT_ASSERT_MSG(n >= 1 && n_tau >= 1, "study temperature: %d scores, %d temperatures", n,
+                  n_tau);
+    study_graph sg;
+    study_graph_init(&sg, (size_t)n * (1 + 2 * (size_t)n_tau));
+    tt_graph *g = &sg.g;
+    tt_var *x = tt_var_new(g, tt_shape2(1, n), TT_REAL);
+    for (int j = 0; j < n; j++) tt_real(&x->val)[j] = (real)scores[j];
+    for (int i = 0; i < n_tau; i++) {
+        TT_ASSERT_MSG(taus[i] > 0, "study temperature: tau[%d] = %g must be positive", i,
+                      taus[i]);
+        tt_var *w = tt_softmax(g, tt_scale(g, x, (real)(1.0 / taus[i])));
+        for (int j = 0; j < n; j++) out[(int64_t)i * n + j] = (double)tt_real(&w->val)[j];
+    }
+    study_graph_free(&sg);
+}
+
+/* header, then rows x cols cells (%.6g), to PATH.tmp.<pid> renamed over PATH */
+static int write_csv(const char *path, const char *header, const double *cells, int rows,
+                     int cols, char *err, size_t errlen)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = tt_xmalloc(len);
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        int rc = tt_errorf(err, errlen, "%s: cannot create %s: %s (hint: does the directory "
+                           "exist and is it writable?)", path, tmp, strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    bool ok = fprintf(f, "%s\n", header) >= 0;
+    for (int r = 0; r < rows && ok; r++)
+        for (int c = 0; c < cols && ok; c++)
+            ok = fprintf(f, "%.6g%c", cells[r * cols + c], c + 1 < cols ? ',' : '\n') >= 0;
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int rc = tt_errorf(err, errlen, "%s: cannot write (via %s): %s (hint: is the disk full?)",
+                           path, tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return rc;
+    }
+    free(tmp);
+    return 0;
+}
+
+#define CSV_MAX_COLS 9
+
+static void check_rows(int n)
+{
+    TT_ASSERT_MSG(n >= 0 && n <= TT_STUDY_MAX_DK, "study csv: %d rows outside 0..%d", n,
+                  TT_STUDY_MAX_DK);
+}
+
+int tt_study_write_csv_var(const char *path, const tt_study_var *v, int n, char *err,
+                           size_t errlen)
+{
+    check_rows(n);
+    double c[TT_STUDY_MAX_DK * CSV_MAX_COLS];
+    for (int i = 0; i < n; i++) {
+        double row[4] = {v[i].dk, v[i].var_unscaled, v[i].var_scaled, v[i].mean_unscaled};
+        memcpy(c + i * 4, row, sizeof row);
+    }
+    return write_csv(path, "dk,var_unscaled,var_scaled,mean_unscaled", c, n, 4, err, errlen);
+}
+
+int tt_study_write_csv_sat(const char *path, const tt_study_sat *s, int n, char *err,
+                           size_t errlen)
+{
+    check_rows(n);
+    double c[TT_STUDY_MAX_DK * CSV_MAX_COLS];
+    for (int i = 0; i < n; i++) {
+        double row[5] = {s[i].dk, s[i].max_w[0], s[i].max_w[1], s[i].entropy[0], s[i].entropy[1]};
+        memcpy(c + i * 5, row, sizeof row);
+    }
+    return write_csv(path, "dk,max_w_unscaled,max_w_scaled,entropy_unscaled,entropy_scaled", c,
+                     n, 5, err, errlen);
+}
+
+int tt_study_write_csv_grad(const char *path, const tt_study_grad *gr, int n, char *err,
+                            size_t errlen)
+{
+    check_rows(n);
+    double c[TT_STUDY_MAX_DK * CSV_MAX_COLS];
+    for (int i = 0; i < n; i++) {
+        double row[9] = {gr[i].dk,          gr[i].dscores[0],    gr[i].dscores[1],
+                         gr[i].dq[0],       gr[i].dq[1],         gr[i].dkey[0],
+                         gr[i].dkey[1],     gr[i].dscores_med[0], gr[i].dscores_med[1]};
+        memcpy(c + i * 9, row, sizeof row);
+    }
+    return write_csv(path,
+                     "dk,dscores_unscaled,dscores_scaled,dq_unscaled,dq_scaled,dkey_unscaled,"
+                     "dkey_scaled,dscores_med_unscaled,dscores_med_scaled",
+                     c, n, 9, err, errlen);
+}

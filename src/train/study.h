@@ -1,0 +1,88 @@
+/* study.h: the measurements behind the 1/sqrt(d_k) scaling study, every number computed with the
+ * project's own kernels and autograd (tt_matmul, tt_scale, tt_softmax, tt_sdpa), statistics
+ * accumulated in double. Random inputs come from Philox (tt_rng_normal) with one stream per
+ * (part, d_k), so a d_k's numbers do not depend on which other d_k are measured, and the scaled
+ * and unscaled variants of a part see the same draws. Each call allocates one CPU arena pair
+ * sized for its largest d_k, resets it between d_k values and frees it before returning.
+ * The report writer that turns these into tables and figures lives elsewhere. */
+#ifndef TT_STUDY_H
+#define TT_STUDY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TT_STUDY_MAX_DK 8
+
+typedef struct tt_study_opts {
+    int n_dk;                /* entries used in dk, 1..TT_STUDY_MAX_DK */
+    int dk[TT_STUDY_MAX_DK]; /* key widths measured */
+    int samples;             /* part 1: (q, k) pairs per d_k; parts 2-3: samples / T rows */
+    int T;                   /* keys per query row (parts 2-3) */
+    uint64_t seed;
+} tt_study_opts;
+
+/* dk {4, 16, 64, 256, 1024}, samples 10000, T 16 */
+tt_study_opts tt_study_defaults(uint64_t seed);
+
+/* Query rows of parts 2 and 3: max(samples / T, 200). */
+int tt_study_rows(const tt_study_opts *o);
+/* Batch of part 3 at width dk: rows for dk <= 64, then rows * 64 / dk (at least 8), so every
+ * d_k past 64 costs the multiply-adds and memory of d_k = 64 (dk 1024 would otherwise need
+ * over 1 GiB in the float64 build); dscores keeps >= 8 T^2 elements per d_k. */
+int tt_study_grad_batch(const tt_study_opts *o, int dk);
+
+/* 1. q, k with i.i.d. N(0,1) components, `samples` pairs per d_k; q.k by a batched tt_matmul
+ * ([samples,1,dk] x [samples,1,dk]^T), scaled by 1/sqrt(dk) with tt_scale; the sample variance
+ * (mean subtracted, divisor samples - 1) of both, and the unscaled mean. Theory: d_k and 1. */
+typedef struct tt_study_var {
+    int dk;
+    double var_unscaled, var_scaled, mean_unscaled;
+} tt_study_var;
+void tt_study_variance(const tt_study_opts *o, tt_study_var *out /* n_dk */);
+
+/* 2. Softmax saturation: tt_study_rows(o) query rows, each against T keys of its own (all N(0,1)
+ * components); scores q.K^T by tt_matmul, softmax(scores) [0] and softmax(tt_scale(scores,
+ * 1/sqrt(dk))) [1] by tt_softmax; the mean over rows of the largest weight and of the entropy
+ * -sum w log w (natural log; 0 log 0 = 0). A uniform row has max 1/T and entropy log T. */
+typedef struct tt_study_sat {
+    int dk;
+    double max_w[2], entropy[2]; /* [0] unscaled, [1] scaled */
+} tt_study_sat;
+void tt_study_saturation(const tt_study_opts *o, tt_study_sat *out /* n_dk */);
+
+/* 3. Gradients through attention: Q, K, V [B,T,dk] (B = tt_study_grad_batch) with N(0,1)
+ * components, loss = sum(out * R) with R fixed, R ~ N(0, 1/dk): dL/d(weights) = R V^T then has
+ * unit variance at every d_k (with N(0,1) it would grow as sqrt(dk) and hide the softmax's own
+ * d_k dependence). dq and dkey come from the fused tt_sdpa's backward (scale 1 [0] or
+ * 1/sqrt(dk) [1]); dscores is the gradient of the softmax's input on the composed path
+ * (matmul, tt_scale, softmax, matmul), run in the same graph on the same data (the two paths
+ * agree: tests/test_attention.c). Each is the RMS per element over the whole tensor. */
+typedef struct tt_study_grad {
+    int dk;
+    double dscores[2], dq[2], dkey[2]; /* [0] unscaled, [1] scaled */
+    /* Median over query rows of each row's dscores RMS. Unscaled, the RMS above falls only
+     * as ~d_k^-1/4: it is carried by the few rows whose top two scores nearly tie (a gap
+     * below ~1, probability ~1/sqrt(d_k)); the typical row's gradient vanishes exponentially. */
+    double dscores_med[2];
+} tt_study_grad;
+void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out /* n_dk */);
+
+/* 5a. Temperature: softmax(scores / tau) through tt_scale and tt_softmax, for each of the n_tau
+ * temperatures (> 0): out[i * n + j] is weight j at taus[i]. */
+void tt_study_temperature(const double *scores, int n, const double *taus, int n_tau,
+                          double *out /* n_tau * n */);
+
+/* CSV: a header line, then one row per d_k (%.6g). Written to PATH.tmp.<pid> and renamed over
+ * PATH, so a reader never sees half a file. 0, or -1 with a message naming the path in err.
+ *   var:  dk,var_unscaled,var_scaled,mean_unscaled
+ *   sat:  dk,max_w_unscaled,max_w_scaled,entropy_unscaled,entropy_scaled
+ *   grad: dk,dscores_unscaled,dscores_scaled,dq_unscaled,dq_scaled,dkey_unscaled,dkey_scaled,
+ *         dscores_med_unscaled,dscores_med_scaled */
+int tt_study_write_csv_var(const char *path, const tt_study_var *v, int n, char *err,
+                           size_t errlen);
+int tt_study_write_csv_sat(const char *path, const tt_study_sat *s, int n, char *err,
+                           size_t errlen);
+int tt_study_write_csv_grad(const char *path, const tt_study_grad *gr, int n, char *err,
+                            size_t errlen);
+
+#endif

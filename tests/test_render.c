@@ -1,0 +1,563 @@
+/* test_render.c: the renderers (train/render.h): epoch files round-trip and reject bad shapes and
+ * values with the file and JSON path; the heatmap SVG and the line plots are well-formed XML
+ * with every cell, label and legend; index.html embeds exactly the epoch files, loads nothing
+ * and carries the ready/error hooks; the terminal view prints the expected shades; entropy and
+ * the most focused head. The browser check of index.html is scripts/check_html.sh. */
+#include "testutil.h"
+
+#include "train/render.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    tt_test_tmpdir(dir, sizeof dir, "render");
+}
+
+static void teardown(void) { tt_test_rm_tree(dir); }
+
+static const char *at(const char *name)
+{
+    static char path[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
+}
+
+static void put(const char *name, const char *text)
+{
+    FILE *f = fopen(at(name), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *get(const char *path)
+{
+    char err[256];
+    char *s = tt_render_slurp(path, err, sizeof err);
+    ck_assert_msg(s, "%s", err);
+    return s;
+}
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+static const char *PROBES[3][6] = {
+    {"time flies like an arrow", "time", "flies", "like", "an", "arrow"},
+    {"시간은 화살처럼 날아간다", "시간은", "화살처럼", "날아간다"},
+    {"a<b c&d \"q\" it's </script>", "a<b", "c&d", "\"q\"", "it's", "</script>"}};
+static const int NTOK[3] = {5, 3, 5};
+
+/* Three probes (English, Korean, XML/HTML specials), rows softmax of a fixed pattern. */
+static void make_epoch(tt_attn_epoch *e, int epoch, int L, int H)
+{
+    *e = (tt_attn_epoch){.epoch = epoch, .L = L, .H = H, .n_probes = 3};
+    e->probes = tt_xcalloc(3, sizeof *e->probes);
+    for (int p = 0; p < 3; p++) {
+        tt_attn_probe *pr = &e->probes[p];
+        int T = pr->T = NTOK[p];
+        pr->text = tt_xstrdup(PROBES[p][0]);
+        pr->tokens = tt_xcalloc((size_t)T, sizeof(char *));
+        for (int t = 0; t < T; t++)
+            pr->tokens[t] = tt_xstrdup(PROBES[p][t + 1]);
+        pr->w = tt_xmalloc((size_t)L * H * T * T * sizeof(real));
+        for (int r = 0; r < L * H * T; r++) {
+            real *row = pr->w + (size_t)r * T;
+            double z[8], s = 0;
+            for (int j = 0; j < T; j++)
+                s += z[j] = exp(3 * sin(1.7 * r + 0.9 * j + epoch));
+            for (int j = 0; j < T; j++)
+                row[j] = (real)(z[j] / s);
+        }
+    }
+}
+
+/* Minimal XML well-formedness: tags nest and close, attributes are quoted, and neither text nor
+ * attributes hold a raw '<', a raw '>' or an '&' that starts no known entity. NULL when fine. */
+static bool entity(const char *p)
+{
+    static const char *ok[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
+    for (int i = 0; i < 5; i++)
+        if (!strncmp(p, ok[i], strlen(ok[i]))) return true;
+    return false;
+}
+
+static const char *xml_problem(const char *s)
+{
+    static char why[128];
+    char stack[64][32];
+    int depth = 0, elements = 0;
+    const char *s0 = s;
+#define BAD(msg) return snprintf(why, sizeof why, "%s at offset %ld", msg, (long)(s - s0)), why
+    while (*s) {
+        if (*s == '&' && !entity(s)) BAD("bare &");
+        if (*s == '>') BAD("bare >");
+        if (*s != '<') {
+            s++;
+            continue;
+        }
+        if (!strncmp(s, "<?", 2) || !strncmp(s, "<!--", 4)) {
+            const char *end = strstr(s, s[1] == '?' ? "?>" : "-->");
+            if (!end) BAD("unterminated <? or <!--");
+            s = end + 2;
+            continue;
+        }
+        bool closing = s[1] == '/';
+        const char *p = s + 1 + closing;
+        size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:");
+        if (!n || n >= 32) BAD("bad tag name");
+        char name[32];
+        memcpy(name, p, n);
+        name[n] = '\0';
+        for (p += n; *p && *p != '>' && strncmp(p, "/>", 2); p++) {
+            if (*p == '<') BAD("< inside a tag");
+            if (*p != '"' && *p != '\'') continue;
+            const char *end = strchr(p + 1, *p);
+            if (!end) BAD("unterminated attribute value");
+            for (const char *q = p + 1; q < end; q++)
+                if (*q == '<' || (*q == '&' && !entity(q))) BAD("bad character in an attribute");
+            p = end;
+        }
+        if (!*p) BAD("unterminated tag");
+        bool self = *p == '/';
+        if (closing) {
+            if (!depth || strcmp(stack[depth - 1], name)) BAD("mismatched closing tag");
+            depth--;
+        } else if (!self) {
+            if (depth == 64) BAD("nested too deep");
+            strcpy(stack[depth++], name);
+        }
+        elements += !closing;
+        s = p + (self ? 2 : 1);
+    }
+    if (depth) BAD("unclosed element");
+    if (!elements) BAD("no element");
+#undef BAD
+    return NULL;
+}
+
+START_TEST(test_roundtrip)
+{
+    tt_attn_epoch e, back;
+    char err[512];
+    make_epoch(&e, 4, 2, 3);
+    ck_assert_msg(!tt_attn_epoch_write(&e, at("epoch_004.json"), err, sizeof err), "%s", err);
+    ck_assert_msg(!tt_attn_epoch_read(&back, at("epoch_004.json"), err, sizeof err), "%s", err);
+    ck_assert_int_eq(back.epoch, 4);
+    ck_assert_int_eq(back.L, 2);
+    ck_assert_int_eq(back.H, 3);
+    ck_assert_int_eq(back.n_probes, 3);
+    for (int p = 0; p < 3; p++) {
+        ck_assert_str_eq(back.probes[p].text, e.probes[p].text);
+        ck_assert_int_eq(back.probes[p].T, NTOK[p]);
+        for (int t = 0; t < NTOK[p]; t++)
+            ck_assert_str_eq(back.probes[p].tokens[t], e.probes[p].tokens[t]);
+        ck_assert_close("w", back.probes[p].w, e.probes[p].w, 2 * 3 * NTOK[p] * NTOK[p], 1e-6, 0);
+    }
+    char *text = get(at("epoch_004.json"));
+    ck_assert_ptr_nonnull(strstr(text, "\"화살처럼\"")); /* UTF-8 as is, not \u escapes */
+    ck_assert_ptr_nonnull(strstr(text, "\"\\\"q\\\"\""));
+    free(text);
+    /* atomic writes leave nothing else behind */
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        files += de->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_eq(files, 1);
+    tt_attn_epoch_free(&e);
+    tt_attn_epoch_free(&back);
+    ck_assert_ptr_null(back.probes);
+}
+END_TEST
+
+/* L = 1, H = 1, T = 2 with one part replaced */
+static const char *GOOD = "{\"epoch\": 1, \"layers\": 1, \"heads\": 1, \"probes\": [{\"text\": "
+                          "\"a b\", \"tokens\": [\"a\", \"b\"], \"attention\": [[[[[0.5, 0.5], "
+                          "[1, 0]]]]]}]}";
+
+static const struct {
+    const char *from, *to, *want;
+} BAD_FILES[] = {
+    {"\"epoch\": 1, ", "", "missing key \"epoch\""},
+    {"\"layers\": 1, ", "", "missing key \"layers\""},
+    {"\"heads\": 1, ", "", "missing key \"heads\""},
+    {"\"probes\"", "\"probe\"", "missing key \"probes\""},
+    {"\"text\": \"a b\", ", "", "probes[0]: missing key \"text\""},
+    {"\"tokens\"", "\"token\"", "probes[0]: missing key \"tokens\""},
+    {"\"attention\"", "\"attn\"", "probes[0]: missing key \"attention\""},
+    {"\"epoch\": 1", "\"epoch\": 1.5", "\"epoch\" must be an integer"},
+    {"\"heads\": 1", "\"heads\": 0", "\"heads\" must be an integer"},
+    {"\"layers\": 1", "\"layers\": 2", "probes[0].attention has 1 entries, expected 2"},
+    {"[[[[[0.5, 0.5], [1, 0]]]]]", "[[[[[0.5, 0.5], [1, 0]]], [[[0.5, 0.5], [1, 0]]]]]",
+     "probes[0].attention[0] has 2 entries, expected 1 (batch of one)"},
+    {"\"heads\": 1", "\"heads\": 2", "probes[0].attention[0][0] has 1 entries, expected 2"},
+    {"[\"a\", \"b\"]", "[\"a\", \"b\", \"c\"]",
+     "probes[0].attention[0][0][0] has 2 entries, "
+     "expected 3"},
+    {"[0.5, 0.5]", "[0.5]", "probes[0].attention[0][0][0][0] has 1 entries, expected 2"},
+    {"[1, 0]", "[1.5, 0]", "probes[0].attention[0][0][0][1][0] must be a number in [0, 1]"},
+    {"[1, 0]", "[1, -0.1]", "probes[0].attention[0][0][0][1][1] must be a number in [0, 1]"},
+    {"[1, 0]", "[1, 1e999]", "attention[0][0][0][1][1] must be a number in [0, 1]"},
+    {"[1, 0]", "[1, \"0\"]", "attention[0][0][0][1][1] must be a number in [0, 1]"},
+    {"[1, 0]", "[1, NaN]", "invalid JSON near 'NaN"},
+    {"[\"a\", \"b\"]", "[\"a\", 2]", "probes[0].tokens[1] must be a string"},
+    {"[\"a\", \"b\"]", "[]", "tokens must be an array of 1 to 4096 strings"},
+    {"]}]}", "]}]", "invalid JSON"},
+    {"{\"epoch\"", "[{\"epoch\"", "invalid JSON"},
+};
+
+START_TEST(test_malformed)
+{
+    char text[1024], err[512];
+    const char *from = BAD_FILES[_i].from, *hit = strstr(GOOD, from);
+    ck_assert_ptr_nonnull(hit);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(hit - GOOD), GOOD, BAD_FILES[_i].to,
+             hit + strlen(from));
+    put("bad.json", text);
+    tt_attn_epoch e;
+    err[0] = '\0';
+    ck_assert_int_eq(tt_attn_epoch_read(&e, at("bad.json"), err, sizeof err), -1);
+    ck_assert_msg(strstr(err, at("bad.json")) && strstr(err, BAD_FILES[_i].want),
+                  "case %d: got \"%s\", want \"%s\"", _i, err, BAD_FILES[_i].want);
+    ck_assert_ptr_null(e.probes);
+    tt_attn_epoch_free(&e);
+}
+END_TEST
+
+START_TEST(test_read_special)
+{
+    char err[512];
+    tt_attn_epoch e;
+    put("good.json", GOOD);
+    ck_assert_msg(!tt_attn_epoch_read(&e, at("good.json"), err, sizeof err), "%s", err);
+    tt_attn_epoch_free(&e);
+    put("array.json", "[1]");
+    ck_assert_int_eq(tt_attn_epoch_read(&e, at("array.json"), err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "JSON object"));
+    put("empty.json", "");
+    ck_assert_int_eq(tt_attn_epoch_read(&e, at("empty.json"), err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "invalid JSON"));
+    ck_assert_int_eq(tt_attn_epoch_read(&e, at("missing.json"), err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "cannot open"));
+}
+END_TEST
+
+START_TEST(test_heatmap_svg)
+{
+    tt_attn_epoch e;
+    char err[512], title[64];
+    make_epoch(&e, 7, 2, 3);
+    ck_assert_msg(!tt_render_heatmap_svg(&e, at("e.svg"), err, sizeof err), "%s", err);
+    char *svg = get(at("e.svg"));
+    const char *why = xml_problem(svg);
+    ck_assert_msg(!why, "%s", why);
+    ck_assert_ptr_nonnull(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    ck_assert_ptr_nonnull(strstr(svg, "epoch 7"));
+    for (int l = 0; l < 2; l++)
+        for (int h = 0; h < 3; h++) {
+            snprintf(title, sizeof title, ">layer %d, head %d</text>", l, h);
+            ck_assert_int_eq(count(svg, title), 3); /* one per probe */
+        }
+    ck_assert_int_eq(count(svg, "class=\"cell-title\""), 3 * 2 * 3);
+    /* every label on both axes of every cell, and in the cell tooltips */
+    ck_assert_int_ge(count(svg, ">a&lt;b</text>"), 2 * 2 * 3);
+    ck_assert_int_ge(count(svg, ">&lt;/script&gt;</text>"), 2 * 2 * 3);
+    ck_assert_ptr_nonnull(strstr(svg, ">c&amp;d</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">&quot;q&quot;</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">it&#39;s</text>"));
+    ck_assert_ptr_nonnull(
+        strstr(svg, "rotate(-90)\" dominant-baseline=\"middle\">화살처럼</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, "<title>flies -&gt; like: "));
+    ck_assert_ptr_nonnull(strstr(svg, "probe 1: &quot;시간은 화살처럼 날아간다&quot;"));
+    /* the legend: the ramp and its ticks */
+    ck_assert_ptr_nonnull(strstr(svg, "<g id=\"legend\">"));
+    ck_assert_ptr_nonnull(strstr(svg, "fill=\"url(#ramp)\""));
+    ck_assert_ptr_nonnull(strstr(svg, ">0.5</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">1</text>"));
+    ck_assert_int_eq(count(svg, "<rect x="), 3 * 2 * 3 + 1 + 2 * 3 * (25 + 9 + 25));
+    free(svg);
+    tt_attn_epoch_free(&e);
+}
+END_TEST
+
+START_TEST(test_colour_ramp)
+{
+    char a[8], b[8], c[8];
+    tt_render_color(0, a);
+    tt_render_color(1, b);
+    tt_render_color(NAN, c);
+    ck_assert_str_eq(a, "#f7fbff");
+    ck_assert_str_eq(b, "#08306b");
+    ck_assert_str_eq(c, a);
+    /* darker (lower sum of RGB) as the weight grows */
+    int prev = 3 * 256;
+    for (int k = 0; k <= 20; k++) {
+        unsigned r, g, bl;
+        tt_render_color(k / 20.0, a);
+        ck_assert_int_eq(sscanf(a, "#%2x%2x%2x", &r, &g, &bl), 3);
+        ck_assert_int_lt((int)(r + g + bl), prev);
+        prev = (int)(r + g + bl);
+    }
+}
+END_TEST
+
+/* The <script id="tt-data"> element's JSON, parsed. */
+static cJSON *embedded(const char *html)
+{
+    const char *open = "<script type=\"application/json\" id=\"tt-data\">";
+    const char *s = strstr(html, open), *end;
+    ck_assert_ptr_nonnull(s);
+    s += strlen(open);
+    ck_assert_ptr_nonnull(end = strstr(s, "</script>"));
+    cJSON *j = cJSON_ParseWithLength(s, (size_t)(end - s));
+    ck_assert_msg(j, "tt-data is not JSON");
+    return j;
+}
+
+START_TEST(test_index_html)
+{
+    char err[512], name[32];
+    tt_attn_epoch e;
+    static const int order[3] = {2, 0, 1};
+    for (int k = 0; k < 3; k++) {
+        make_epoch(&e, order[k], 2, 2);
+        snprintf(name, sizeof name, "epoch_%03d.json", order[k]);
+        ck_assert_msg(!tt_attn_epoch_write(&e, at(name), err, sizeof err), "%s", err);
+        tt_attn_epoch_free(&e);
+    }
+    put("epoch_003.json.tmp.99", "half a fi"); /* a dump being written: not epoch_*.json */
+    put("notes.txt", "x");
+    put("epoch_002.svg", "<svg/>");
+    ck_assert_msg(!tt_render_index_html(dir, err, sizeof err), "%s", err);
+    char *html = get(at("index.html"));
+    ck_assert_ptr_null(strstr(html, "http://"));
+    ck_assert_ptr_null(strstr(html, "https://"));
+    ck_assert_ptr_null(strstr(html, "<link"));
+    ck_assert_ptr_null(strstr(html, " src="));
+    ck_assert_ptr_nonnull(strstr(html, "document.body.dataset.ttReady = '1'"));
+    ck_assert_ptr_nonnull(strstr(html, "window.onerror"));
+    ck_assert_ptr_nonnull(strstr(html, "'unhandledrejection'"));
+    ck_assert_int_eq(count(html, "dataset.ttError ="), 2);
+    ck_assert_ptr_nonnull(strstr(html, "last epoch available: <b>2</b>"));
+    ck_assert_int_eq(count(html, "<script"), 3);
+    ck_assert_int_eq(count(html, "</script>"), 3); /* the token "</script>" did not end one */
+    for (const char *id = "tt-epoch\0tt-play\0tt-layer\0tt-head\0tt-probe\0tt-tip\0"; *id;
+         id += strlen(id) + 1)
+        ck_assert_msg(strstr(html, id), "no #%s", id);
+    cJSON *data = embedded(html), *epochs = cJSON_GetObjectItem(data, "epochs");
+    ck_assert_int_eq(cJSON_GetArraySize(data), 1);
+    ck_assert_int_eq(cJSON_GetArraySize(epochs), 3);
+    for (int k = 0; k < 3; k++) {
+        snprintf(name, sizeof name, "epoch_%03d.json", k);
+        char *text = get(at(name));
+        cJSON *file = cJSON_Parse(text), *item = cJSON_GetArrayItem(epochs, k);
+        ck_assert_msg(cJSON_Compare(file, item, true), "epoch %d differs from %s", k, name);
+        cJSON_Delete(file);
+        free(text);
+    }
+    cJSON_Delete(data);
+    free(html);
+    /* a malformed file stops it, named */
+    put("epoch_003.json", "{\"epoch\": 3}");
+    ck_assert_int_eq(tt_render_index_html(dir, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "epoch_003.json: missing key \"layers\""));
+    /* two files of one epoch */
+    char *two = get(at("epoch_002.json"));
+    put("epoch_003.json", two);
+    free(two);
+    ck_assert_int_eq(tt_render_index_html(dir, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "both hold epoch 2"));
+    ck_assert_int_eq(tt_render_index_html(at("nowhere"), err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "nowhere: cannot open"));
+}
+END_TEST
+
+START_TEST(test_index_html_empty)
+{
+    char err[512];
+    ck_assert_msg(!tt_render_index_html(dir, err, sizeof err), "%s", err);
+    char *html = get(at("index.html"));
+    cJSON *data = embedded(html);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(data, "epochs")), 0);
+    ck_assert_ptr_nonnull(strstr(html, "No dumps yet."));
+    cJSON_Delete(data);
+    free(html);
+}
+END_TEST
+
+START_TEST(test_terminal)
+{
+    static const real w[9] = {R(0.9), R(0.05), R(0.05), R(0.1), R(0.5),
+                              R(0.4), R(0.25), R(0.1),  R(0.65)};
+    char *tokens[3] = {"time", "arrow-like", "시간은"};
+    tt_attn_probe pr = {.text = "x", .T = 3, .tokens = tokens, .w = (real *)w};
+    tt_attn_epoch e = {.epoch = 1, .L = 1, .H = 1, .n_probes = 1, .probes = &pr};
+    char *buf = NULL, want[2048];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    tt_render_terminal(f, &e, 0, 0, 0);
+    fclose(f);
+    double h = 0;
+    for (int i = 0; i < 3; i++)
+        h += tt_attn_row_entropy(w + 3 * i, 3) / 3;
+    snprintf(want, sizeof want,
+             "        t a 시\n"
+             "        i r 간\n"
+             "        m r 은\n"
+             "        e o\n"
+             "          w\n"
+             "          …\n"
+             "time   |██    |\n"
+             "arrow… |  ▒▒▒▒|\n"
+             "시간은 |░░  ▓▓|\n"
+             "mean row entropy %.3f nats (uniform: log 3 = 1.099); rows query, columns key\n"
+             "weight: \"  \" <0.2  \"░░\" <0.4  \"▒▒\" <0.6  \"▓▓\" <0.8  \"██\" <=1\n",
+             h);
+    ck_assert_str_eq(buf, want);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_entropy_and_focus)
+{
+    real u[7], one[7] = {0, 0, R(1), 0, 0, 0, 0}, half[4] = {R(0.5), 0, R(0.5), 0};
+    for (int j = 0; j < 7; j++)
+        u[j] = R(1) / 7;
+    ck_assert_double_eq_tol(tt_attn_row_entropy(u, 7), log(7), 1e-6);
+    ck_assert_double_eq(tt_attn_row_entropy(one, 7), 0);
+    ck_assert_double_eq_tol(tt_attn_row_entropy(half, 4), log(2), 1e-6);
+    /* L = 2, H = 2, T = 4: uniform heads but (0,1) peaked and (1,0) one-hot */
+    real w[2 * 2 * 16];
+    for (int k = 0; k < 64; k++)
+        w[k] = R(0.25);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            w[16 + 4 * i + j] = j == i ? R(0.7) : R(0.1);
+            w[32 + 4 * i + j] = j == (i + 1) % 4 ? R(1) : R(0);
+        }
+    char *tokens[4] = {"a", "b", "c", "d"};
+    tt_attn_probe pr = {.text = "a b c d", .T = 4, .tokens = tokens, .w = w};
+    tt_attn_epoch e = {.epoch = 0, .L = 2, .H = 2, .n_probes = 1, .probes = &pr};
+    int l = -1, h = -1;
+    ck_assert_int_eq(tt_attn_most_focused(&e, 0, &l, &h), 0);
+    ck_assert_int_eq(l, 1);
+    ck_assert_int_eq(h, 0);
+    for (int k = 32; k < 48; k++)
+        w[k] = R(0.25); /* now (0,1) */
+    tt_attn_most_focused(&e, 0, &l, &h);
+    ck_assert_int_eq(l, 0);
+    ck_assert_int_eq(h, 1);
+    for (int k = 16; k < 32; k++)
+        w[k] = R(0.25); /* all uniform: the first */
+    tt_attn_most_focused(&e, 0, &l, &h);
+    ck_assert_int_eq(l, 0);
+    ck_assert_int_eq(h, 0);
+}
+END_TEST
+
+START_TEST(test_lineplot)
+{
+    static const double x[6] = {0, 1, 16, 64, 256, 1024}, y1[6] = {0.5, 0.2, 0.1, 0, -1, 0.01},
+                        y2[6] = {2, 3, 5, 8, 13, 21}, y3[6] = {0, -1, 0, NAN, 0, -2},
+                        x4[3] = {16, 64, 256}, y4[3] = {1, 2, 3};
+    const tt_plot_series s[4] = {{"loss <train>", 6, x, y1},
+                                 {"b & c", 6, x, y2},
+                                 {"never positive", 6, x, y3},
+                                 {"empty", 0, x, y1}};
+    char err[512];
+    for (int lx = 0; lx < 2; lx++)
+        for (int ly = 0; ly < 2; ly++) {
+            ck_assert_msg(!tt_render_lineplot_svg(at("p.svg"), "Loss \"vs\" size", "d_model",
+                                                  "loss", lx, ly, s, 4, err, sizeof err),
+                          "%s", err);
+            char *svg = get(at("p.svg"));
+            const char *why = xml_problem(svg);
+            ck_assert_msg(!why, "%s (log %d %d)", why, lx, ly);
+            ck_assert_int_eq(count(svg, "<path"), 4);
+            for (const char *b = "\"nan\0 nan\0\"-nan\0 -nan\0\"inf\0 inf\0\"-inf\0 -inf\0"; *b;
+                 b += strlen(b) + 1)
+                ck_assert_msg(!strstr(svg, b), "found '%s' (log %d %d)", b, lx, ly);
+            ck_assert_ptr_nonnull(strstr(svg, ">loss &lt;train&gt;</text>"));
+            ck_assert_ptr_nonnull(strstr(svg, ">b &amp; c</text>"));
+            ck_assert_ptr_nonnull(strstr(svg, "Loss &quot;vs&quot; size"));
+            ck_assert_ptr_nonnull(strstr(svg, "<g id=\"legend\">"));
+            if (lx) /* x over 3 decades: powers of 10 */
+                ck_assert_msg(strstr(svg, ">10</text>") && strstr(svg, ">1000</text>"), "%s", svg);
+            free(svg);
+        }
+    /* under two decades on a log axis: powers of 2 */
+    const tt_plot_series one = {"d", 3, x4, y4};
+    ck_assert(
+        !tt_render_lineplot_svg(at("q.svg"), "t", "x", "y", true, false, &one, 1, err, sizeof err));
+    char *svg = get(at("q.svg"));
+    ck_assert_msg(strstr(svg, ">16</text>") && strstr(svg, ">32</text>") &&
+                      strstr(svg, ">128</text>") && strstr(svg, ">256</text>"),
+                  "%s", svg);
+    ck_assert_int_eq(count(svg, "<circle"), 3 + 1);
+    free(svg);
+    ck_assert(!tt_render_lineplot_svg(at("r.svg"), "none", "x", "y", true, true, NULL, 0, err,
+                                      sizeof err));
+    svg = get(at("r.svg"));
+    ck_assert_ptr_null(xml_problem(svg));
+    free(svg);
+}
+END_TEST
+
+START_TEST(test_unwritable)
+{
+    tt_attn_epoch e;
+    char err[512];
+    make_epoch(&e, 0, 1, 1);
+    const char *bad = "/nonexistent_tt_dir/x.out";
+    ck_assert_int_eq(tt_attn_epoch_write(&e, bad, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, bad));
+    ck_assert_int_eq(tt_render_heatmap_svg(&e, bad, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, bad));
+    ck_assert_int_eq(
+        tt_render_lineplot_svg(bad, "t", "x", "y", false, false, NULL, 0, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "cannot create"));
+    free(e.probes[0].tokens[0]);
+    e.probes[0].tokens[0] = NULL;
+    e.probes[0].T = 0; /* a probe without tokens is refused, naming it */
+    ck_assert_int_eq(tt_attn_epoch_write(&e, at("x.json"), err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "probe 0"));
+    e.probes[0].T = NTOK[0];
+    tt_attn_epoch_free(&e);
+}
+END_TEST
+
+Suite *render_suite(void)
+{
+    Suite *s = suite_create("render");
+    TCase *tc = tcase_create("render");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_roundtrip);
+    tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof BAD_FILES / sizeof BAD_FILES[0]));
+    tcase_add_test(tc, test_read_special);
+    tcase_add_test(tc, test_heatmap_svg);
+    tcase_add_test(tc, test_colour_ramp);
+    tcase_add_test(tc, test_index_html);
+    tcase_add_test(tc, test_index_html_empty);
+    tcase_add_test(tc, test_terminal);
+    tcase_add_test(tc, test_entropy_and_focus);
+    tcase_add_test(tc, test_lineplot);
+    tcase_add_test(tc, test_unwritable);
+    suite_add_tcase(s, tc);
+    return s;
+}
