@@ -394,17 +394,21 @@ int tt_study_main(tt_run *r, char *err, size_t errlen)
                             {"entropy, scaled", n, x, y[6]}};
     rc = rc || plot(dir, "saturation.svg", "2. Softmax saturation (16 keys per row)", "d_k",
                     "mean over rows", true, false, ss, 4, err, errlen);
-    double g[6][TT_STUDY_MAX_DK];
+    double g[8][TT_STUDY_MAX_DK];
     for (int i = 0; i < n; i++) {
+        g[6][i] = gr[i].dscores_med[0], g[7][i] = gr[i].dscores_med[1];
         g[0][i] = gr[i].dscores[0], g[1][i] = gr[i].dscores[1];
         g[2][i] = gr[i].dq[0], g[3][i] = gr[i].dq[1];
         g[4][i] = gr[i].dkey[0], g[5][i] = gr[i].dkey[1];
     }
-    tt_plot_series sg[6] = {{"dL/dscores, unscaled", n, x, g[0]}, {"dL/dscores, scaled", n, x, g[1]},
-                            {"dL/dQ, unscaled", n, x, g[2]},      {"dL/dQ, scaled", n, x, g[3]},
-                            {"dL/dK, unscaled", n, x, g[4]},      {"dL/dK, scaled", n, x, g[5]}};
-    rc = rc || plot(dir, "gradients.svg", "3. Gradients through attention (RMS per element)",
-                    "d_k", "RMS", true, true, sg, 6, err, errlen);
+    tt_plot_series sg[8] = {
+        {"dL/dscores, median row, unscaled", n, x, g[6]},
+        {"dL/dscores, median row, scaled", n, x, g[7]},
+        {"dL/dscores RMS, unscaled", n, x, g[0]}, {"dL/dscores RMS, scaled", n, x, g[1]},
+        {"dL/dQ RMS, unscaled", n, x, g[2]},      {"dL/dQ RMS, scaled", n, x, g[3]},
+        {"dL/dK RMS, unscaled", n, x, g[4]},      {"dL/dK RMS, scaled", n, x, g[5]}};
+    rc = rc || plot(dir, "gradients.svg", "3. Gradients through attention", "d_k",
+                    "size per element", true, true, sg, 8, err, errlen);
     if (rc) return 2;
 
     static const double scores[3] = {2, 1, 0.5}, taus[3] = {0.5, 1, 2};
