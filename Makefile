@@ -18,7 +18,7 @@ ifeq ($(DEBUG),1)
   LDSAN   := -fsanitize=address,undefined
 else
   BUILD   ?= build
-  OPT     := -O2 -g
+  OPT     := -O3 -g
   LDSAN   :=
 endif
 

@@ -65,6 +65,15 @@ real tt_rng_uniform_at(const tt_rng *at, int64_t e)
     return tt_rng_word_uniform(tt_rng_word(at->seed, at->stream, at->counter + (uint64_t)e));
 }
 
+void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4])
+{
+    TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_uniform4_at: counter %llu not a multiple of 4",
+                  (unsigned long long)at->counter);
+    uint32_t w[4];
+    block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)j, w);
+    for (int k = 0; k < 4; k++) out[k] = tt_rng_word_uniform(w[k]);
+}
+
 real tt_rng_normal_at(const tt_rng *at, int64_t e)
 {
     /* Elements 2j and 2j+1 share the word pair (2j, 2j+1): cos and sin branches of one

@@ -39,6 +39,10 @@ void tt_rng_bernoulli(tt_rng *r, real *out, int64_t n, real p);
 
 /* Uniform for element e of a draw that started at cursor `at` (see tt_rng_take). */
 real tt_rng_uniform_at(const tt_rng *at, int64_t e);
+/* Uniforms of elements 4j .. 4j+3 of a draw that started at `at` (a cursor from tt_rng_take,
+ * so its counter is a multiple of 4): one Philox block for four elements, the same values as
+ * tt_rng_uniform_at gives one at a time. */
+void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4]);
 /* Standard normal for element e of a draw that started at `at` (Box-Muller on word pairs). */
 real tt_rng_normal_at(const tt_rng *at, int64_t e);
 

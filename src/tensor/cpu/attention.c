@@ -19,6 +19,18 @@ static ptrdiff_t head_at(int ld, int T, int b, int h, int HS)
     return (ptrdiff_t)b * T * ld + (ptrdiff_t)h * HS;
 }
 
+/* keep[e] = uniform(at, first + e) >= p for e < n: the elements tt_dropout would draw, one
+ * Philox block per 4 of them */
+static void keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p)
+{
+    real u[4];
+    for (int64_t e = 0; e < n; e++) {
+        int64_t i = first + e;
+        if (e == 0 || (i & 3) == 0) tt_rng_uniform4_at(at, i >> 2, u);
+        keep[e] = u[i & 3] >= p;
+    }
+}
+
 /* dst (T,T) = att (T,T) * keep / (1 - p), or a copy when keep is NULL */
 static void dropped_weights(real *dst, const real *att, const uint8_t *keep, real p, int T)
 {
@@ -55,7 +67,7 @@ void tt_cpu_attention_forward(real *out, real *att, uint8_t *keep, const real *q
             const real *D = P;
             if (keep) {
                 uint8_t *kp = keep + bh * TT;
-                for (int64_t e = 0; e < TT; e++) kp[e] = tt_rng_uniform_at(&at, bh * TT + e) >= a->p;
+                keep_mask(kp, &at, bh * TT, TT, a->p);
                 dropped_weights(scratch, P, kp, a->p, T);
                 D = scratch;
             }

@@ -8,9 +8,10 @@ void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, t
                             int64_t n)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
-    real scale = R(1) / (R(1) - p);
+    real scale = R(1) / (R(1) - p), u[4];
     for (int64_t i = 0; i < n; i++) {
-        uint8_t keep = tt_rng_uniform_at(&at, i) >= p;
+        if ((i & 3) == 0) tt_rng_uniform4_at(&at, i >> 2, u); /* one Philox block per 4 */
+        uint8_t keep = u[i & 3] >= p;
         mask[i] = keep;
         out[i] = keep ? inp[i] * scale : R(0);
     }
