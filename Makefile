@@ -2,7 +2,7 @@
 #   make               the libraries (float32 and float64) under build/
 #   make test          installs missing packages (make deps), builds and runs every Check suite
 #   make DEBUG=1 test  the same at -O0 with AddressSanitizer + UndefinedBehaviorSanitizer
-#   make bench         builds and runs the benchmarks in bench/
+#   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one)
 #   make deps          installs the Debian packages the build and tests need (as root)
 #   make clean
 # The library is compiled twice from the same sources: float32 (training) and float64
@@ -45,6 +45,7 @@ LIB64 := $(BUILD)/libtt_f64.a
 CHECK32 := $(BUILD)/check_f32
 CHECK64 := $(BUILD)/check_f64
 BENCH_MATMUL := $(BUILD)/bench_matmul
+BENCH_STEP := $(BUILD)/bench_step
 # ./train at the repository root (DESIGN.md section 6); other builds keep theirs in BUILD.
 ifeq ($(BUILD),build)
   TRAIN := train
@@ -52,7 +53,7 @@ else
   TRAIN := $(BUILD)/train
 endif
 
-.PHONY: all test bench deps deps-ok clean run
+.PHONY: all test bench bench-step deps deps-ok clean run
 all: deps-ok
 	@$(MAKE) --no-print-directory libs $(TRAIN)
 
@@ -101,6 +102,10 @@ $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
+$(BENCH_STEP): $(call obj,f32,bench/bench_step.c) $(LIB32)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
 # The float32 runner checks kernels against references and the graph machinery; the float64
 # runner adds the finite-difference gradient checks. Each prints Check's summary per suite.
 # Then one epoch of the tiny config, and its attention viewer (index.html) opened in headless
@@ -114,9 +119,15 @@ test: deps-ok
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
 	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
 
+# bench: the matmul op, then a full training step against PyTorch (bench/README.md).
 bench: deps-ok
-	@$(MAKE) --no-print-directory $(BENCH_MATMUL)
+	@$(MAKE) --no-print-directory $(BENCH_MATMUL) $(BENCH_STEP)
 	$(BENCH_MATMUL)
+	bench/run_step_bench.sh $(BENCH_STEP)
+
+bench-step: deps-ok
+	@$(MAKE) --no-print-directory $(BENCH_STEP)
+	bench/run_step_bench.sh $(BENCH_STEP)
 
 deps:
 	@scripts/deps.sh install
