@@ -7,6 +7,8 @@
  * a mismatch exits 1. Options: --quick --no-grad --verbose --config NAME; see bench/README.md. */
 #include "autograd/ops.h"
 
+#include "bench_util.h"
+
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +53,6 @@ static bool no_grad = false;
 static bool verbose = false;    /* print every round's times */
 static const char *only = NULL; /* --config NAME: run one config */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Deterministic U[-1, 1) inputs (xorshift64*): no dependence on anything else in the library. */
 static void fill_uniform(real *x, int64_t n, uint64_t seed)
 {
@@ -69,18 +64,6 @@ static void fill_uniform(real *x, int64_t n, uint64_t seed)
         uint64_t r = (s * 0x2545F4914F6CDD1Dull) >> 40; /* 24 bits */
         x[i] = (real)((double)r / 16777216.0 * 2.0 - 1.0);
     }
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static bench_case make_case(const config *c, const char *name, int M, int N, int K, int batch,

@@ -10,6 +10,8 @@
 #include "train/optim.h"
 #include "train/trainer.h"
 
+#include "bench_util.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,26 +35,6 @@ static const config CONFIGS[] = {
     {"medium", 1024, 128, 256, 8, 6, 1024, 16},
 };
 #define N_CONFIGS ((int)(sizeof CONFIGS / sizeof CONFIGS[0]))
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Deterministic xorshift64* words: tokens, targets and the sgemm inputs. */
 static uint64_t next_u64(uint64_t *s)
