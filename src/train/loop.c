@@ -178,6 +178,12 @@ static void describe(const tt_run *r)
     printf("\nmodel: %d layers, d_model %d, %d heads, d_ff %d, %s-LN, %lld parameters\n",
            c->model.n_layers, c->model.d_model, c->model.n_heads, c->model.d_ff,
            c->model.pre_norm ? "pre" : "post", (long long)r->model.params.numel);
+    for (int i = 0; i < c->data.n_probes; i++) {
+        int n = tt_tokenize(&d->words, c->data.probes[i], NULL, 0);
+        if (n > c->data.seq_len)
+            printf("note: data.probes[%d] has %d words; its maps show the first %d "
+                   "(data.seq_len)\n", i, n, c->data.seq_len);
+    }
     printf("train: %d epochs x %d steps, batch %d x %d, %s, lr %g; %.1f MB step arena; "
            "output %s\n", c->train.epochs, r->steps_per_epoch, c->train.batch_size,
            c->data.seq_len, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw", c->train.lr,
