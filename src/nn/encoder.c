@@ -3,6 +3,12 @@
  * semantics (see nn.h). */
 #include "nn/nn.h"
 
+real tt_nn_attn_scale(tt_attn_scale scale, real temperature, int C, int n_heads)
+{
+    real dk = (real)(C / n_heads);
+    return scale == TT_SCALE_SQRT_DK ? R(1) / (temperature * R_SQRT(dk)) : R(1) / temperature;
+}
+
 void tt_nn_mha_init(tt_nn_mha *m, tt_params *ps, const char *prefix, int C, int n_heads,
                     tt_attn_scale scale, real temperature, bool causal, real dropout)
 {
@@ -11,8 +17,7 @@ void tt_nn_mha_init(tt_nn_mha *m, tt_params *ps, const char *prefix, int C, int 
     TT_ASSERT_MSG(temperature > R(0), "attention: temperature %g <= 0", (double)temperature);
     char name[TT_PARAM_NAME];
     *m = (tt_nn_mha){.C = C, .n_heads = n_heads, .causal = causal, .dropout = dropout};
-    real dk = (real)(C / n_heads);
-    m->scale = scale == TT_SCALE_SQRT_DK ? R(1) / (temperature * R_SQRT(dk)) : R(1) / temperature;
+    m->scale = tt_nn_attn_scale(scale, temperature, C, n_heads);
     tt_nn_name(name, prefix, "in_proj_weight");
     m->in_proj_weight = tt_params_add(ps, name, tt_shape2(3 * C, C));
     tt_nn_name(name, prefix, "in_proj_bias");

@@ -66,6 +66,13 @@ void tt_model_free(tt_model *m)
     *m = (tt_model){0};
 }
 
+void tt_model_set_temperature(tt_model *m, real tau)
+{
+    for (int l = 0; l < m->cfg.n_layers; l++)
+        m->layers[l].self_attn.scale = tt_nn_attn_scale(m->cfg.attn_scale, tau, m->cfg.d_model,
+                                                        m->cfg.n_heads);
+}
+
 tt_var *tt_model_encode(tt_graph *g, const tt_model *m, tt_var *tokens, const tt_tensor *pad,
                         tt_tensor *att)
 {

@@ -37,6 +37,10 @@ void tt_model_init(tt_model *m, const tt_model_config *cfg, tt_device dev);
 /* PyTorch's initial values for the same modules (nn.h), drawn from (seed, stream 0). */
 void tt_model_reset(tt_model *m, uint64_t seed);
 void tt_model_free(tt_model *m);
+/* Every layer's score scale recomputed for temperature tau (> 0): 1/(tau sqrt(d_k)), or 1/tau
+ * unscaled. cfg.attn_temperature is what the model trains with; a study of temperature sets
+ * others on a trained model and puts it back with this same call. */
+void tt_model_set_temperature(tt_model *m, real tau);
 
 /* tokens: int32 var [B,T]; pad: int32 [B,T] (1 = padding key) or NULL; att: NULL or an array
  * of n_layers tensors that receive each layer's weights [B,H,T,T] (after softmax, before

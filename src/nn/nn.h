@@ -102,6 +102,8 @@ typedef struct tt_nn_mha {
     bool causal;
     real dropout; /* on the attention weights */
 } tt_nn_mha;
+/* The factor on the scores: 1/(temperature sqrt(C/n_heads)), or 1/temperature for "none". */
+real tt_nn_attn_scale(tt_attn_scale scale, real temperature, int C, int n_heads);
 void tt_nn_mha_init(tt_nn_mha *m, tt_params *ps, const char *prefix, int C, int n_heads,
                     tt_attn_scale scale, real temperature, bool causal, real dropout);
 void tt_nn_mha_reset(const tt_nn_mha *m, tt_nn_init *in);

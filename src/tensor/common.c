@@ -1,6 +1,10 @@
 /* common.c: fatal errors and checked allocation. */
 #include "tensor/common.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,4 +90,52 @@ size_t tt_utf8_valid_prefix(const char *str, size_t n)
         i += len;
     }
     return n;
+}
+
+int tt_atomic_open(tt_atomic_file *o, const char *path, char *err, size_t errlen)
+{
+    size_t n = strlen(path) + 32;
+    *o = (tt_atomic_file){.tmp = tt_xmalloc(n), .path = path};
+    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd >= 0 && !(o->f = fdopen(fd, "w"))) close(fd);
+    if (!o->f) {
+        int e = errno;
+        if (fd >= 0) unlink(o->tmp);
+        tt_errorf(err, errlen, "%s: cannot create %s: %s", path, o->tmp, strerror(e));
+        free(o->tmp);
+        *o = (tt_atomic_file){0};
+        return -1;
+    }
+    return 0;
+}
+
+int tt_atomic_close(tt_atomic_file *o, bool ok, char *err, size_t errlen)
+{
+    const char *failed = NULL;
+    if (ok && (ferror(o->f) || fflush(o->f) != 0 || fsync(fileno(o->f)) != 0))
+        failed = "cannot write";
+    if (fclose(o->f) != 0 && ok && !failed) failed = "cannot close";
+    if (ok && !failed && rename(o->tmp, o->path) != 0) failed = "cannot rename";
+    if (ok && failed)
+        tt_errorf(err, errlen, "%s: %s %s%s: %s", o->path, failed, o->tmp,
+                  strcmp(failed, "cannot rename") == 0 ? " over it" : "",
+                  strerror(errno ? errno : EIO));
+    if (!ok || failed) unlink(o->tmp);
+    free(o->tmp);
+    *o = (tt_atomic_file){0};
+    return ok && !failed ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double tt_median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define TT_NORETURN __attribute__((noreturn))
@@ -45,6 +46,22 @@ char *tt_xstrdup(const char *s);
 /* The number of bytes of s[0..n) before the first byte that is not well-formed UTF-8 (overlong
  * forms, UTF-16 surrogates and code points past U+10FFFF are not), n when all of it is. */
 size_t tt_utf8_valid_prefix(const char *s, size_t n);
+
+/* Atomic writes (DESIGN.md section 8): tt_atomic_open creates PATH.tmp.<pid> (O_EXCL, so it
+ * never writes through something already there); tt_atomic_close checks every write, fflush,
+ * fsync, close, renames over PATH, and on any failure removes the temporary file and leaves an
+ * existing PATH as it was. ok false: an earlier step failed (err already filled). 0 or -1 with
+ * "PATH: what failed: strerror" in err. */
+typedef struct tt_atomic_file {
+    FILE *f;
+    char *tmp;        /* owned */
+    const char *path; /* the caller's */
+} tt_atomic_file;
+int tt_atomic_open(tt_atomic_file *o, const char *path, char *err, size_t errlen);
+int tt_atomic_close(tt_atomic_file *o, bool ok, char *err, size_t errlen);
+
+/* The median of v[0..n) (the mean of the middle two when n is even; 0 when n is 0); sorts v. */
+double tt_median(double *v, int n);
 
 /* User-input errors (mechanism 2 of STYLE.md): format the message into err (when err is not NULL
  * and errlen > 0) and return -1, so a caller writes `return tt_errorf(err, errlen, ...)`. */

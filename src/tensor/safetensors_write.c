@@ -6,12 +6,10 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 
 void tt_st_writer_init(tt_st_writer *w) { memset(w, 0, sizeof *w); }
@@ -115,49 +113,18 @@ int tt_st_writer_save(tt_st_writer *w, const char *path, char *err, size_t errle
 {
     size_t hlen;
     char *hdr = header_json(w, &hlen);
-    size_t tlen = strlen(path) + 32;
-    char *tmp = tt_xmalloc(tlen);
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
     uint8_t len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
-
-    int rc = -1;
-    /* O_EXCL: never write through something already there (a link, a stale file), so the
-     * file removed on failure is always one this call created. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-    if (fd < 0) {
-        tt_errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-        goto out;
+    tt_atomic_file o;
+    int rc = tt_atomic_open(&o, path, err, errlen);
+    if (rc == 0) {
+        bool ok = fwrite(len8, 1, 8, o.f) == 8 && fwrite(hdr, 1, hlen, o.f) == hlen;
+        for (int i = 0; ok && i < w->n; i++)
+            ok = !w->t[i].nbytes ||
+                 fwrite(w->t[i].data, 1, w->t[i].nbytes, o.f) == w->t[i].nbytes;
+        if (!ok) tt_errorf(err, errlen, "%s: cannot write %s: %s", path, o.tmp, strerror(errno));
+        rc = tt_atomic_close(&o, ok, err, errlen);
     }
-    FILE *fp = fdopen(fd, "wb");
-    if (!fp) {
-        tt_errorf(err, errlen, "%s: cannot open %s: %s", path, tmp, strerror(errno));
-        close(fd);
-        goto unlink_tmp;
-    }
-    bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(hdr, 1, hlen, fp) == hlen;
-    for (int i = 0; ok && i < w->n; i++)
-        ok = !w->t[i].nbytes || fwrite(w->t[i].data, 1, w->t[i].nbytes, fp) == w->t[i].nbytes;
-    /* fsync before rename: otherwise a crash can leave PATH renamed but empty. */
-    if (!ok || fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
-        tt_errorf(err, errlen, "%s: cannot write %s: %s", path, tmp, strerror(errno));
-        fclose(fp);
-        goto unlink_tmp;
-    }
-    if (fclose(fp) != 0) {
-        tt_errorf(err, errlen, "%s: cannot close %s: %s", path, tmp, strerror(errno));
-        goto unlink_tmp;
-    }
-    if (rename(tmp, path) != 0) {
-        tt_errorf(err, errlen, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
-        goto unlink_tmp;
-    }
-    rc = 0;
-    goto out;
-unlink_tmp:
-    unlink(tmp);
-out:
-    free(tmp);
     free(hdr);
     return rc;
 }

@@ -9,24 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Splits text into malloc'ed words (at most max); returns the count. */
+/* The words of text as malloc'ed strings (at most max); returns the count. */
 static int split_words(const char *text, char **words, int max)
 {
     int n = 0;
-    for (const char *p = text; *p && n < max;) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        const char *s = p;
-        while (*p && *p != ' ' && *p != '\t') p++;
-        words[n] = tt_xmalloc((size_t)(p - s) + 1);
-        memcpy(words[n], s, (size_t)(p - s));
-        words[n][p - s] = '\0';
-        n++;
+    const char *word, *end = text + strlen(text);
+    size_t len;
+    for (const char *p = text; n < max && tt_next_word(&p, end, &word, &len); n++) {
+        words[n] = tt_xmalloc(len + 1);
+        memcpy(words[n], word, len);
+        words[n][len] = '\0';
     }
     return n;
 }
 
-int tt_probe_maps(tt_run *r, real scale_factor, tt_attn_epoch *e)
+int tt_probe_maps(tt_run *r, tt_attn_epoch *e)
 {
     const tt_config *c = &r->cfg;
     const int B = r->batch.B, T = r->batch.T, L = c->model.n_layers, H = c->model.n_heads;
@@ -38,12 +35,6 @@ int tt_probe_maps(tt_run *r, real scale_factor, tt_attn_epoch *e)
     int32_t *pad = tt_xmalloc((size_t)B * T * sizeof(int32_t));
     bool was_training = r->g.training, was_no_grad = tt_graph_set_no_grad(&r->g, true);
     r->g.training = false;
-    /* a temperature study multiplies every layer's score scale */
-    real *saved = tt_xmalloc((size_t)(L ? L : 1) * sizeof(real));
-    for (int l = 0; l < L; l++) {
-        saved[l] = r->model.layers[l].self_attn.scale;
-        r->model.layers[l].self_attn.scale *= scale_factor;
-    }
     for (int first = 0; first < e->n_probes; first += B) {
         for (int i = 0; i < B * T; i++) tok[i] = TT_TOK_PAD, pad[i] = 1;
         for (int b = 0; b < B && first + b < e->n_probes; b++) {
@@ -75,10 +66,8 @@ int tt_probe_maps(tt_run *r, real scale_factor, tt_attn_epoch *e)
             }
         }
     }
-    for (int l = 0; l < L; l++) r->model.layers[l].self_attn.scale = saved[l];
     r->g.training = was_training;
     tt_graph_set_no_grad(&r->g, was_no_grad);
-    free(saved);
     free(att);
     free(host);
     free(tok);
@@ -91,7 +80,7 @@ int tt_attention_dump(tt_run *r, tt_attn_epoch *last, char *err, size_t errlen)
     const tt_config *c = &r->cfg;
     if (!c->data.n_probes) return 0;
     tt_attn_epoch e;
-    tt_probe_maps(r, R(1), &e);
+    tt_probe_maps(r, &e);
     char dir[TT_CONFIG_PATH + 16], path[TT_CONFIG_PATH + 64];
     snprintf(dir, sizeof dir, "%s/attention", c->output.dir);
     snprintf(path, sizeof path, "%s/epoch_%03d.json", dir, r->epoch);

@@ -6,10 +6,9 @@
 #include "train/render.h"
 #include "train/trainer.h"
 
-/* Every probe's maps at the run's current parameters, eval mode, each layer's score scale
- * multiplied by scale_factor (1: as trained; the temperature study varies it). e->epoch is
- * r->epoch. Free with tt_attn_epoch_free. */
-int tt_probe_maps(tt_run *r, real scale_factor, tt_attn_epoch *e);
+/* Every probe's maps at the run's current parameters, eval mode; e->epoch is r->epoch. Free
+ * with tt_attn_epoch_free. */
+int tt_probe_maps(tt_run *r, tt_attn_epoch *e);
 /* Writes RUN/attention/epoch_NNN.json and .svg and rebuilds index.html; keeps the maps in *last
  * (freed and replaced) when last is not NULL. Nothing to do without probes. */
 int tt_attention_dump(tt_run *r, tt_attn_epoch *last, char *err, size_t errlen);

@@ -48,17 +48,15 @@ static int read_all(const char *path, char **buf, size_t *len, char *err, size_t
 static int split(line *l, bool tags, const char *s, size_t n)
 {
     int count = 0;
-    for (size_t i = 0; i < n;) {
-        while (i < n && s[i] == ' ') i++;
-        if (i == n) break;
-        size_t start = i;
-        while (i < n && s[i] != ' ') i++;
+    const char *word;
+    size_t len;
+    for (const char *p = s; tt_next_word(&p, s + n, &word, &len);) {
         if (l->n_words + l->n_tags + 1 > l->cap) {
             l->cap = l->cap ? 2 * l->cap : 64;
             l->words = tt_xrealloc(l->words, (size_t)l->cap * sizeof(span));
             l->tags = tt_xrealloc(l->tags, (size_t)l->cap * sizeof(span));
         }
-        span sp = {s + start, i - start};
+        span sp = {word, len};
         if (tags) l->tags[l->n_tags++] = sp;
         else l->words[l->n_words++] = sp;
         count++;

@@ -32,6 +32,9 @@ int tt_vocab_find(const tt_vocab *v, const char *word, size_t len);
 int tt_vocab_add(tt_vocab *v, const char *word, size_t len);
 void tt_vocab_free(tt_vocab *v);
 
+/* The next word of [*p, end) (words are separated by spaces and tabs): true with *word and
+ * *len set and *p moved past it, false at the end. The one word splitter of the project. */
+bool tt_next_word(const char **p, const char *end, const char **word, size_t *len);
 /* Splits text into word ids (unknown words give [UNK]); returns the number of words, writing at
  * most max ids. */
 int tt_tokenize(const tt_vocab *v, const char *text, int32_t *ids, int max);

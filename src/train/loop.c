@@ -64,18 +64,11 @@ static int make_dirs(const char *path, char *err, size_t errlen)
 
 static int write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
-    char tmp[2 * TT_CONFIG_PATH];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return tt_errorf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
-    bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0 &&
-              fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return tt_errorf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-    }
-    return 0;
+    tt_atomic_file o;
+    if (tt_atomic_open(&o, path, err, errlen)) return -1;
+    bool ok = fputs(text, o.f) >= 0 && fputc('\n', o.f) != EOF;
+    if (!ok) tt_errorf(err, errlen, "%s: cannot write %s", path, o.tmp);
+    return tt_atomic_close(&o, ok, err, errlen);
 }
 
 static void progress(const tt_run *r, int step_in_epoch, double loss, double tps, double t0)

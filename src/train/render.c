@@ -5,7 +5,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,42 +26,6 @@ void tt_render_color(double w, char hex[8])
         c[k] = (int)lround(tt_render_ramp[i][k] +
                            (tt_render_ramp[i + 1][k] - tt_render_ramp[i][k]) * f);
     snprintf(hex, 8, "#%02x%02x%02x", c[0], c[1], c[2]);
-}
-
-int tt_render_open(tt_render_file *o, const char *path, char *err, size_t errlen)
-{
-    size_t n = strlen(path) + 32;
-    *o = (tt_render_file){.tmp = tt_xmalloc(n), .path = path};
-    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    /* O_EXCL: never write through something already there (a link, a stale file) */
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-    if (fd >= 0 && !(o->f = fdopen(fd, "w"))) close(fd);
-    if (!o->f) {
-        int e = errno;
-        if (fd >= 0) unlink(o->tmp);
-        tt_errorf(err, errlen, "%s: cannot create %s: %s", path, o->tmp, strerror(e));
-        free(o->tmp);
-        o->tmp = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-int tt_render_close(tt_render_file *o, bool ok, char *err, size_t errlen)
-{
-    bool was_ok = ok;
-    ok = ok && !ferror(o->f) && fflush(o->f) == 0 && fsync(fileno(o->f)) == 0;
-    ok = fclose(o->f) == 0 && ok;
-    if (ok && rename(o->tmp, o->path) != 0) ok = false;
-    if (!ok) {
-        if (was_ok)
-            tt_errorf(err, errlen, "%s: cannot write (through %s): %s", o->path, o->tmp,
-                      strerror(errno ? errno : EIO));
-        unlink(o->tmp);
-    }
-    free(o->tmp);
-    *o = (tt_render_file){0};
-    return ok ? 0 : -1;
 }
 
 /* Calls put(f, s, n) for each well-formed UTF-8 run of s, writing '?' for each bad byte. */
@@ -172,10 +135,10 @@ int tt_attn_epoch_write(const tt_attn_epoch *e, const char *path, char *err, siz
                              "%s: probe %d (\"%s\") has no tokens; HINT: every data.probes entry "
                              "needs at least one word",
                              path, p, e->probes[p].text);
-    tt_render_file o;
-    if (tt_render_open(&o, path, err, errlen)) return -1;
+    tt_atomic_file o;
+    if (tt_atomic_open(&o, path, err, errlen)) return -1;
     epoch_json(o.f, e);
-    return tt_render_close(&o, true, err, errlen);
+    return tt_atomic_close(&o, true, err, errlen);
 }
 
 void tt_attn_epoch_free(tt_attn_epoch *e)

@@ -78,17 +78,8 @@ int tt_render_lineplot_svg(const char *path, const char *title, const char *xlab
                            const char *ylabel, bool log_x, bool log_y, const tt_plot_series *s,
                            int n_series, char *err, size_t errlen);
 
-/* Shared by render.c, render_html.c and tests/test_render.c; not for other callers. */
-typedef struct tt_render_file {
-    FILE *f;
-    char *tmp;
-    const char *path;
-} tt_render_file;
-/* Creates PATH.tmp.<pid> (O_EXCL). */
-int tt_render_open(tt_render_file *o, const char *path, char *err, size_t errlen);
-/* Checks every write, fflush, fsync, close, rename over PATH; removes the temporary on failure.
- * ok false: an earlier step failed (err already filled), just remove the temporary. */
-int tt_render_close(tt_render_file *o, bool ok, char *err, size_t errlen);
+/* Shared by render.c, render_svg.c, render_html.c and tests/test_render.c; not for other
+ * callers. */
 /* s with & < > " ' as entities; bytes that are not UTF-8 or XML characters become '?'. */
 void tt_render_xml_puts(FILE *f, const char *s);
 /* The file's text, NUL-terminated and malloc'ed, or NULL with err filled. */

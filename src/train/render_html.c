@@ -390,8 +390,8 @@ int tt_render_index_html(const char *attention_dir, char *err, size_t errlen)
     if (!v) return -1;
     char *path = tt_xmalloc(strlen(attention_dir) + 16);
     sprintf(path, "%s/index.html", attention_dir);
-    tt_render_file o;
-    if (tt_render_open(&o, path, err, errlen)) {
+    tt_atomic_file o;
+    if (tt_atomic_open(&o, path, err, errlen)) {
         free(path);
         free_epochs(v, n);
         return -1;
@@ -434,7 +434,7 @@ int tt_render_index_html(const char *attention_dir, char *err, size_t errlen)
         fprintf(f, "%s[%d, %d, %d]", k ? ", " : "", tt_render_ramp[k][0], tt_render_ramp[k][1],
                 tt_render_ramp[k][2]);
     fprintf(f, "];\n%s})();\n</script>\n</body>\n</html>\n", PAGE_JS);
-    int rc = tt_render_close(&o, true, err, errlen);
+    int rc = tt_atomic_close(&o, true, err, errlen);
     free(path);
     free_epochs(v, n);
     return rc;

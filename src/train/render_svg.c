@@ -87,8 +87,8 @@ int tt_render_heatmap_svg(const tt_attn_epoch *e, const char *path, char *err, s
         width = fmax(width, 2 * margin + e->H * g.panel_w);
         height += 30 + e->L * g.panel_h;
     }
-    tt_render_file o;
-    if (tt_render_open(&o, path, err, errlen)) return -1;
+    tt_atomic_file o;
+    if (tt_atomic_open(&o, path, err, errlen)) return -1;
     FILE *f = o.f;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -132,7 +132,7 @@ int tt_render_heatmap_svg(const tt_attn_epoch *e, const char *path, char *err, s
         y += 30 + e->L * g.panel_h;
     }
     fputs("</svg>\n", f);
-    return tt_render_close(&o, true, err, errlen);
+    return tt_atomic_close(&o, true, err, errlen);
 }
 
 /* ---- line plots ---- */
@@ -209,8 +209,8 @@ int tt_render_lineplot_svg(const char *path, const char *title, const char *xlab
     axis_fit(&ay, y0, y1);
 #define PX(v) (left + (to_unit(&ax, v) - ax.lo) / (ax.hi - ax.lo) * pw)
 #define PY(v) (top + ph - (to_unit(&ay, v) - ay.lo) / (ay.hi - ay.lo) * ph)
-    tt_render_file o;
-    if (tt_render_open(&o, path, err, errlen)) return -1;
+    tt_atomic_file o;
+    if (tt_atomic_open(&o, path, err, errlen)) return -1;
     FILE *f = o.f;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -295,5 +295,5 @@ int tt_render_lineplot_svg(const char *path, const char *title, const char *xlab
         fputs("</text>\n", f);
     }
     fputs(n_series ? "</g>\n</svg>\n" : "</svg>\n", f);
-    return tt_render_close(&o, true, err, errlen);
+    return tt_atomic_close(&o, true, err, errlen);
 }

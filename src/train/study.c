@@ -5,14 +5,14 @@
  * variance of d_k = 1024 dots to cancellation). */
 #include "train/study.h"
 
+#include "train/render.h"
+
 #include "autograd/ops.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* bump-allocator rounding (64 bytes per allocation) and the scalars, for a few dozen tensors */
 #define STUDY_SLACK ((size_t)64 << 10)
@@ -113,18 +113,11 @@ static double rms_of(const real *x, int64_t n)
     return sqrt(s / (double)n);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* median over the rows of x [rows, C] of each row's RMS; tmp holds rows doubles */
 static double median_row_rms(const real *x, int rows, int C, double *tmp)
 {
     for (int r = 0; r < rows; r++) tmp[r] = rms_of(x + (int64_t)r * C, C);
-    qsort(tmp, (size_t)rows, sizeof *tmp, cmp_double);
-    return rows % 2 ? tmp[rows / 2] : 0.5 * (tmp[rows / 2 - 1] + tmp[rows / 2]);
+    return tt_median(tmp, rows);
 }
 
 void tt_study_variance(const tt_study_opts *o, tt_study_var *out)
@@ -154,14 +147,11 @@ static void row_stats(const real *w, int rows, int C, double *max_w, double *ent
 {
     double sm = 0, se = 0;
     for (int r = 0; r < rows; r++) {
-        double m = 0, h = 0;
-        for (int j = 0; j < C; j++) {
-            double x = (double)w[(int64_t)r * C + j];
-            if (x > m) m = x;
-            if (x > 0) h -= x * log(x);
-        }
+        const real *row = w + (int64_t)r * C;
+        double m = 0;
+        for (int j = 0; j < C; j++) m = fmax(m, (double)row[j]);
         sm += m;
-        se += h;
+        se += tt_attn_row_entropy(row, C);
     }
     *max_w = sm / rows;
     *entropy = se / rows;
@@ -277,35 +267,18 @@ void tt_study_temperature(const double *scores, int n, const double *taus, int n
     study_graph_free(&sg);
 }
 
-/* header, then rows x cols cells (%.6g), to PATH.tmp.<pid> renamed over PATH */
+/* header, then rows x cols cells (%.6g), written atomically */
 static int write_csv(const char *path, const char *header, const double *cells, int rows,
                      int cols, char *err, size_t errlen)
 {
-    size_t len = strlen(path) + 32;
-    char *tmp = tt_xmalloc(len);
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        int rc = tt_errorf(err, errlen, "%s: cannot create %s: %s (hint: does the directory "
-                           "exist and is it writable?)", path, tmp, strerror(errno));
-        free(tmp);
-        return rc;
-    }
-    bool ok = fprintf(f, "%s\n", header) >= 0;
+    tt_atomic_file o;
+    if (tt_atomic_open(&o, path, err, errlen)) return -1;
+    bool ok = fprintf(o.f, "%s\n", header) >= 0;
     for (int r = 0; r < rows && ok; r++)
         for (int c = 0; c < cols && ok; c++)
-            ok = fprintf(f, "%.6g%c", cells[r * cols + c], c + 1 < cols ? ',' : '\n') >= 0;
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int rc = tt_errorf(err, errlen, "%s: cannot write (via %s): %s (hint: is the disk full?)",
-                           path, tmp, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return rc;
-    }
-    free(tmp);
-    return 0;
+            ok = fprintf(o.f, "%.6g%c", cells[r * cols + c], c + 1 < cols ? ',' : '\n') >= 0;
+    if (!ok) tt_errorf(err, errlen, "%s: cannot write %s", path, o.tmp);
+    return tt_atomic_close(&o, ok, err, errlen);
 }
 
 #define CSV_MAX_COLS 9

@@ -36,12 +36,7 @@ static void record_step(tt_run *r, double loss, double grad_norm, void *ctx)
         const real *g = p->var.grad.data;
         for (int64_t k = 0; k < p->var.val.n; k++) s += (double)g[k] * (double)g[k];
     }
-    if (t->n_steps == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 1024;
-        t->step = tt_xrealloc(t->step, (size_t)t->cap * sizeof(double));
-        t->loss = tt_xrealloc(t->loss, (size_t)t->cap * sizeof(double));
-        t->attn_grad = tt_xrealloc(t->attn_grad, (size_t)t->cap * sizeof(double));
-    }
+    TT_ASSERT_MSG(t->n_steps < t->cap, "study: more steps than the run's %d", t->cap);
     t->step[t->n_steps] = (double)r->step;
     t->loss[t->n_steps] = loss;
     t->attn_grad[t->n_steps++] = sqrt(s);
@@ -123,6 +118,10 @@ static int train_one(tt_run *parent, bool scaled, trace *t, temp_result *temps, 
         printf("\n== part 4: training with attn_scale \"%s\" (d_model %d, %d heads, d_k %d)\n",
                t->name, s.cfg.model.d_model, s.cfg.model.n_heads,
                s.cfg.model.d_model / s.cfg.model.n_heads);
+        t->cap = (int)s.total_steps; /* allocated here, not inside the training loop */
+        t->step = tt_xmalloc((size_t)t->cap * sizeof(double));
+        t->loss = tt_xmalloc((size_t)t->cap * sizeof(double));
+        t->attn_grad = tt_xmalloc((size_t)t->cap * sizeof(double));
         s.on_step = record_step;
         s.on_step_ctx = t;
         rc = tt_run_train(&s, err, errlen);
@@ -136,18 +135,16 @@ static int train_one(tt_run *parent, bool scaled, trace *t, temp_result *temps, 
     }
     for (int i = 0; !rc && i < n_temps; i++) { /* 5b: the same weights, scores / tau */
         tt_attn_epoch e;
-        tt_probe_maps(&s, R(1) / (real)temps[i].tau, &e);
+        tt_model_set_temperature(&s.model, (real)temps[i].tau);
+        tt_probe_maps(&s, &e);
         map_stats(&e, &temps[i].max_w, &temps[i].entropy);
         char path[TT_CONFIG_PATH + 64];
         snprintf(path, sizeof path, "%s/temperature_%g.svg", parent->cfg.output.dir,
                  temps[i].tau);
         rc = tt_render_heatmap_svg(&e, path, err, errlen) ? 2 : 0;
         tt_attn_epoch_free(&e);
-        for (int l = 0; l < s.cfg.model.n_layers; l++)
-            s.model.layers[l].self_attn.scale /= (real)temps[i].tau;
         temps[i].valid_acc = tt_run_evaluate(&s).acc;
-        for (int l = 0; l < s.cfg.model.n_layers; l++)
-            s.model.layers[l].self_attn.scale *= (real)temps[i].tau;
+        tt_model_set_temperature(&s.model, (real)s.cfg.model.attn_temperature);
     }
     s.cfg.data.probes = NULL, s.cfg.data.n_probes = 0; /* the parent's */
     s.cfg.data.ambiguous = NULL, s.cfg.data.n_ambiguous = 0;
@@ -168,13 +165,7 @@ static double median_of(const double *x, int n)
 {
     double *c = tt_xmalloc((size_t)(n ? n : 1) * sizeof *c);
     memcpy(c, x, (size_t)n * sizeof *c);
-    for (int i = 1; i < n; i++) /* insertion sort: n is a few hundred */
-        for (int j = i; j > 0 && c[j - 1] > c[j]; j--) {
-            double tmp = c[j];
-            c[j] = c[j - 1];
-            c[j - 1] = tmp;
-        }
-    double m = n ? c[n / 2] : 0;
+    double m = tt_median(c, n);
     free(c);
     return m;
 }
@@ -186,14 +177,11 @@ static int write_report(const tt_run *r, const tt_study_opts *o, const tt_study_
 {
     const tt_config *c = &r->cfg;
     const int n = o->n_dk, last = n - 1;
-    char path[TT_CONFIG_PATH + 64], tmp[TT_CONFIG_PATH + 96];
+    char path[TT_CONFIG_PATH + 64];
     snprintf(path, sizeof path, "%s/report.md", c->output.dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        tt_errorf(err, errlen, "%s: cannot write", tmp);
-        return 2;
-    }
+    tt_atomic_file out;
+    if (tt_atomic_open(&out, path, err, errlen)) return 2;
+    FILE *f = out.f;
 
     /* verdicts, from the numbers */
     double worst_u = 0, worst_s = 0;
@@ -335,14 +323,7 @@ static int write_report(const tt_run *r, const tt_study_opts *o, const tt_study_
         fprintf(f, "| %g | %.4f | %.4f | %.4f | [temperature_%g.svg](temperature_%g.svg) |\n",
                 temps[i].tau, temps[i].max_w, temps[i].entropy, temps[i].valid_acc,
                 temps[i].tau, temps[i].tau);
-    bool ok = fflush(f) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        tt_errorf(err, errlen, "%s: cannot write", path);
-        return 2;
-    }
-    return 0;
+    return tt_atomic_close(&out, true, err, errlen) ? 2 : 0;
 }
 
 static int plot(const char *dir, const char *file, const char *title, const char *xl,

@@ -75,17 +75,26 @@ void tt_vocab_free(tt_vocab *v)
 
 static bool is_space(char c) { return c == ' ' || c == '\t'; }
 
+bool tt_next_word(const char **p, const char *end, const char **word, size_t *len)
+{
+    const char *s = *p;
+    while (s < end && is_space(*s)) s++;
+    const char *w = s;
+    while (s < end && !is_space(*s)) s++;
+    *p = s;
+    *word = w;
+    *len = (size_t)(s - w);
+    return s > w;
+}
+
 int tt_tokenize(const tt_vocab *v, const char *text, int32_t *ids, int max)
 {
     int n = 0;
-    for (const char *p = text; *p;) {
-        while (is_space(*p)) p++;
-        if (!*p) break;
-        const char *start = p;
-        while (*p && !is_space(*p)) p++;
-        int id = tt_vocab_find(v, start, (size_t)(p - start));
+    const char *word, *end = text + strlen(text);
+    size_t len;
+    for (const char *p = text; tt_next_word(&p, end, &word, &len); n++) {
+        int id = tt_vocab_find(v, word, len);
         if (n < max) ids[n] = id < 0 ? TT_TOK_UNK : id;
-        n++;
     }
     return n;
 }

@@ -2,6 +2,8 @@
  * The loop and the command line are in loop.c; checkpoints and the dump in checkpoint.c. */
 #include "train/trainer.h"
 
+#include "train/render.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,14 +125,6 @@ static int argmax(const real *x, int n)
     return best;
 }
 
-static double row_entropy(const real *p, int T)
-{
-    double h = 0;
-    for (int j = 0; j < T; j++)
-        if (p[j] > R(0)) h -= (double)p[j] * log((double)p[j]);
-    return h;
-}
-
 tt_eval tt_run_evaluate(tt_run *r)
 {
     tt_eval e = {0};
@@ -163,7 +157,7 @@ tt_eval tt_run_evaluate(tt_run *r)
                     query_rows += l == 0;
                     for (int h = 0; h < H; h++)
                         r->entropy[l * H + h] +=
-                            row_entropy(w + (((size_t)b * H + h) * T + i) * T, T);
+                            tt_attn_row_entropy(w + (((size_t)b * H + h) * T + i) * T, T);
                 }
         }
         real l;
