@@ -18,7 +18,10 @@ ifeq ($(DEBUG),1)
   LDSAN   := -fsanitize=address,undefined
 else
   BUILD   ?= build
-  OPT     := -O3 -g
+  # -fno-trapping-math: we never unmask floating-point traps, so GCC may compute both sides of
+  # a select (keep ? x * s : 0, x > m ? x : m) and vectorise the loop. It changes no value
+  # (unlike -ffast-math, which we do not use): the kernels' results are the same bits.
+  OPT     := -O3 -g -fno-trapping-math
   LDSAN   :=
 endif
 
@@ -27,8 +30,8 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdou
 # Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Isrc -MMD -MP $(PKG_CFLAGS)
-LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP $(PKG_CFLAGS)
+LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm -pthread
 
 # src/train/main.c is the program's main(); everything else is library (the tests drive the
 # program through tt_train_main, in process).

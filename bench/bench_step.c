@@ -65,16 +65,6 @@ static double step_flops(const config *c)
     return 3 * fwd;
 }
 
-/* The step arena's size, by the idea of arena_bytes in src/train/trainer.c (static there): the
- * activations and saved tensors of every layer plus as many gradients, with a 25% margin. */
-static size_t arena_bytes(const config *c)
-{
-    double B = c->B, T = c->T, d = c->d, f = c->d_ff, H = c->h, L = c->L, N = B * T;
-    double per_layer = 11 * N * d + 3 * N * f + 4 * N + 1.5 * B * H * T * T + 3 * T * T;
-    double values = 2 * (L * per_layer + 6 * N * d + 2 * N * c->V + 4 * N);
-    return (size_t)(values * sizeof(real) * 1.25 + 64.0 * (120 * L + 200) + (1 << 20));
-}
-
 /* Best of 3 cblas_sgemm 2048x2048x2048 at the current OpenBLAS thread count, in GFLOP/s. */
 static double sgemm_peak(void)
 {
@@ -106,7 +96,7 @@ static int usage(const char *argv0)
             "usage: %s --config tiny|small|medium [--threads N] [--warmup N] [--steps N]\n"
             "       %s --sgemm-peak [--threads N]\n"
             "  --config      the one config this process runs (peak RSS is per process)\n"
-            "  --threads     OpenBLAS threads via the backend's set_threads (default 2)\n"
+            "  --threads     threads (default 2): the backend's pool, or OpenBLAS's for the peak\n"
             "  --warmup      untimed steps first (default 5)\n"
             "  --steps       timed steps (default 30, at least 1)\n"
             "  --sgemm-peak  only measure cblas_sgemm 2048^3, best of 3, GFLOP/s\n"
@@ -129,18 +119,21 @@ int main(int argc, char **argv)
         else return usage(argv[0]);
     }
     if (threads < 1 || warmup < 0 || steps < 1 || (!peak_only && !name)) return usage(argv[0]);
-    const tt_backend *be = &tt_cpu_backend;
-    be->set_threads(threads);
     const char *coretype = getenv("OPENBLAS_CORETYPE");
     coretype = coretype && *coretype ? coretype : "unset";
     if (peak_only) {
+        /* OpenBLAS's own threads, not our pool: the machine's peak as OpenBLAS reaches it */
+        openblas_set_num_threads(threads);
         double gf = sgemm_peak();
-        printf("sgemm 2048^3, %d threads, OPENBLAS_CORETYPE=%s, core %s: %.1f GFLOP/s\n",
-               be->get_threads(), coretype, openblas_get_corename(), gf);
+        printf("sgemm 2048^3, %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, core %s: %.1f GFLOP/s\n",
+               openblas_get_num_threads(), coretype, openblas_get_corename(), gf);
         printf("{\"sgemm_gflops\": %.2f, \"threads\": %d, \"coretype\": \"%s\", "
-               "\"core\": \"%s\"}\n", gf, be->get_threads(), coretype, openblas_get_corename());
+               "\"core\": \"%s\"}\n", gf, openblas_get_num_threads(), coretype,
+               openblas_get_corename());
         return 0;
     }
+    const tt_backend *be = &tt_cpu_backend;
+    be->set_threads(threads); /* our pool; OpenBLAS then runs one thread per pool thread */
     const config *c = NULL;
     for (int i = 0; i < N_CONFIGS; i++)
         if (strcmp(name, CONFIGS[i].name) == 0) c = &CONFIGS[i];
@@ -169,13 +162,19 @@ int main(int argc, char **argv)
     oc.train.weight_decay = 0.01;
     tt_optim opt;
     tt_optim_init(&opt, &model.params, &oc);
+    /* the sizes ./train uses (tt_step_sizes_for in src/train/trainer.c) */
+    tt_step_sizes sz = tt_step_sizes_for(c->B, c->T, c->d, c->d_ff, c->h, c->L, c->V,
+                                         be->get_threads());
     tt_arena data, meta;
-    tt_arena_init(&data, "step", TT_CPU, arena_bytes(c));
-    tt_arena_init(&meta, "tape", TT_CPU, (size_t)(64 << 10) + (size_t)(32 << 10) * c->L);
+    tt_arena_init(&data, "step", TT_CPU, sz.values);
+    tt_arena_init(&meta, "tape", TT_CPU, sz.tape);
+    tt_heap grads;
+    tt_heap_init(&grads, "gradients", TT_CPU, sz.grads, sz.grad_blocks);
     tt_rng dropout;
     tt_rng_init(&dropout, seed, TT_STREAM_DROPOUT);
     tt_graph g;
     tt_graph_init(&g, &data, &meta, &dropout);
+    tt_graph_set_grad_heap(&g, &grads);
     g.training = true;
     const int B = c->B, T = c->T, n_steps = warmup + steps;
     int32_t *tokens = tt_xmalloc((size_t)B * T * sizeof(int32_t));
@@ -223,18 +222,20 @@ int main(int argc, char **argv)
            (long long)model.params.numel, be->get_threads(), coretype, openblas_get_corename());
     printf("  %d warm-up + %d timed steps: median %.2f ms (min %.2f, mean %.2f, max %.2f), "
            "%.0f tok/s\n", warmup, steps, med, lo, mean, hi, tok_s);
+    const double MB = 1048576.0;
     printf("  matmul %.3f GFLOP per step -> %.1f GFLOP/s; peak RSS %.1f MB; step arena high "
-           "%.1f of %.1f MB\n", flops * 1e-9, gflops, rss, (double)data.high / 1048576.0,
-           (double)data.cap / 1048576.0);
+           "%.1f of %.1f MB; gradient heap high %.1f touched, %.1f in use, of %.1f MB\n",
+           flops * 1e-9, gflops, rss, (double)data.high / MB, (double)data.cap / MB,
+           (double)grads.high_end / MB, (double)grads.high_used / MB, (double)grads.cap / MB);
     printf("  loss %.4f (step 1) -> %.4f (step %d); ln(V) = %.4f\n", first_loss, last_loss,
            n_steps, log((double)c->V));
     printf("{\"impl\": \"ours\", \"config\": \"%s\", \"threads\": %d, \"coretype\": \"%s\", "
            "\"warmup\": %d, \"steps\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
            "\"mean_ms\": %.4f, \"tokens_per_s\": %.1f, \"step_gflop\": %.6f, \"gflops\": %.2f, "
-           "\"peak_rss_mb\": %.2f, \"arena_high_mb\": %.2f, \"params\": %lld, "
-           "\"first_loss\": %.6f, \"last_loss\": %.6f}\n",
+           "\"peak_rss_mb\": %.2f, \"arena_high_mb\": %.2f, \"heap_high_mb\": %.2f, "
+           "\"params\": %lld, \"first_loss\": %.6f, \"last_loss\": %.6f}\n",
            c->name, be->get_threads(), coretype, warmup, steps, med, lo, mean, tok_s,
-           flops * 1e-9, gflops, rss, (double)data.high / 1048576.0,
+           flops * 1e-9, gflops, rss, (double)data.high / MB, (double)grads.high_end / MB,
            (long long)model.params.numel, first_loss, last_loss);
 
     free(ms);
@@ -243,6 +244,7 @@ int main(int argc, char **argv)
     free(pad);
     tt_arena_free(&data);
     tt_arena_free(&meta);
+    tt_heap_destroy(&grads);
     tt_optim_free(&opt);
     tt_model_free(&model);
     return 0;

@@ -14,6 +14,7 @@ int main(int argc, char **argv)
         Suite *(*make)(void);
     } suites[] = {
         {"tensor", tensor_suite},
+        {"heap", heap_suite},
         {"gemm", gemm_suite},
         {"kernels", kernels_suite},
         {"dropout_loss", dropout_loss_suite},
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
         {"train", train_suite},
         {"render", render_suite},
         {"study", study_suite},
+        {"threads", threads_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

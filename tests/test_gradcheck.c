@@ -84,6 +84,15 @@ static tt_var *f_relu(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt
 static tt_var *f_gelu(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_gelu(g, x[0]); }
 static tt_var *f_dropout(tt_graph *g, tt_var **x, void *ctx) { return tt_dropout(g, x[0], ctx_of(ctx)->p); }
 static tt_var *f_softmax(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_softmax(g, x[0]); }
+/* the fused dropouts write over their input: give them a fresh copy of the leaf */
+static tt_var *f_relu_dropout(tt_graph *g, tt_var **x, void *ctx)
+{
+    return tt_relu_dropout_(g, tt_scale(g, x[0], R(1)), ctx_of(ctx)->p);
+}
+static tt_var *f_dropout_add(tt_graph *g, tt_var **x, void *ctx)
+{
+    return tt_dropout_add_(g, tt_scale(g, x[0], R(1)), x[1], ctx_of(ctx)->p);
+}
 static tt_var *f_sum(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_sum(g, x[0]); }
 static tt_var *f_mean(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_mean(g, x[0]); }
 static tt_var *f_layernorm(tt_graph *g, tt_var **x, void *ctx)
@@ -165,6 +174,14 @@ START_TEST(test_gc_dropout)
 {
     CASE(.label = "dropout p=0.2", .f = f_dropout, .n_in = 1, .p = R(0.2), .shape = {tt_shape2(6, 7)});
     CASE(.label = "dropout p=0.5", .f = f_dropout, .n_in = 1, .p = R(0.5), .shape = {tt_shape1(33)});
+    CASE(.label = "relu_dropout p=0", .f = f_relu_dropout, .n_in = 1, .kink_gap = R(0.05),
+         .shape = {tt_shape2(5, 9)});
+    CASE(.label = "relu_dropout p=0.3", .f = f_relu_dropout, .n_in = 1, .p = R(0.3),
+         .kink_gap = R(0.05), .shape = {tt_shape2(5, 9)});
+    CASE(.label = "dropout_add p=0", .f = f_dropout_add, .n_in = 2,
+         .shape = {tt_shape2(4, 7), tt_shape2(4, 7)});
+    CASE(.label = "dropout_add p=0.3", .f = f_dropout_add, .n_in = 2, .p = R(0.3),
+         .shape = {tt_shape2(4, 7), tt_shape2(4, 7)});
 }
 END_TEST
 

@@ -211,6 +211,61 @@ START_TEST(test_learned_positions_gradient)
 }
 END_TEST
 
+/* The fused in-place dropouts equal the ops they replace, bit for bit: values and the
+ * gradients of both inputs, training (same rng cursor) and not. */
+enum { FUSED_RELU, FUSED_ADD };
+
+static tt_var *fused_or_not(tt_graph *g, int which, bool fused, tt_var *x, tt_var *res, real p)
+{
+    tt_var *h = tt_scale(g, x, R(1)); /* a fresh value that no node reads: may be written over */
+    if (which == FUSED_RELU)
+        return fused ? tt_relu_dropout_(g, h, p) : tt_dropout(g, tt_relu(g, h), p);
+    return fused ? tt_dropout_add_(g, h, res, p) : tt_add(g, res, tt_dropout(g, h, p));
+}
+
+START_TEST(test_fused_dropouts_equal_unfused)
+{
+    enum { n = 1000 };
+    for (int which = FUSED_RELU; which <= FUSED_ADD; which++)
+        for (int training = 0; training < 2; training++) {
+            real y[2][n], gx[2][n], gres[2][n], r[n];
+            tt_test_normal(r, n, 9);
+            for (int fused = 0; fused < 2; fused++) {
+                tt_test_graph t;
+                tt_test_graph_init(&t, 1 << 20, 3); /* the same rng for both */
+                t.g.training = training;
+                tt_params ps;
+                tt_params_init(&ps, TT_CPU);
+                tt_var *x = tt_params_add(&ps, "x", tt_shape2(40, 25));
+                tt_var *res = tt_params_add(&ps, "res", tt_shape2(40, 25));
+                tt_params_finalize(&ps);
+                tt_test_normal(ps.data, ps.numel, 4);
+                tt_var *out = fused_or_not(&t.g, which, fused, x, res, R(0.3));
+                memcpy(y[fused], out->val.data, sizeof y[fused]);
+                tt_var *rv = tt_var_from_host(&t.g, out->val.shape, TT_REAL, r, false);
+                tt_backward(&t.g, tt_sum(&t.g, tt_mul(&t.g, out, rv)));
+                memcpy(gx[fused], x->grad.data, sizeof gx[fused]);
+                memcpy(gres[fused], res->grad.data, sizeof gres[fused]);
+                tt_params_free(&ps);
+                tt_test_graph_free(&t);
+            }
+            const char *name = which == FUSED_RELU ? "relu_dropout" : "dropout_add";
+            ck_assert_msg(memcmp(y[0], y[1], sizeof y[0]) == 0, "%s training=%d: values differ",
+                          name, training);
+            ck_assert_msg(memcmp(gx[0], gx[1], sizeof gx[0]) == 0, "%s training=%d: dx differs",
+                          name, training);
+            ck_assert_msg(memcmp(gres[0], gres[1], sizeof gres[0]) == 0,
+                          "%s training=%d: dres differs", name, training);
+            int zeros = 0;
+            for (int e = 0; e < n; e++) zeros += y[1][e] == R(0);
+            /* training drops about 30% more than relu alone zeroes; dropout_add never gives 0 */
+            if (which == FUSED_RELU)
+                ck_assert_msg(training ? zeros > 600 : zeros < 600, "relu_dropout: %d zeros",
+                              zeros);
+        }
+}
+END_TEST
+
 #ifdef TT_DOUBLE /* finite differences at eps 1e-6 are meaningless in float32 */
 
 #define MAX_INPUTS 64
@@ -440,6 +495,7 @@ Suite *nn_suite(void)
     tcase_add_test(tc, test_init_follows_pytorch);
     tcase_add_test(tc, test_sinusoid_table);
     tcase_add_test(tc, test_learned_positions_gradient);
+    tcase_add_test(tc, test_fused_dropouts_equal_unfused);
     suite_add_tcase(s, tc);
 #ifdef TT_DOUBLE
     tc = tcase_create("gradcheck");

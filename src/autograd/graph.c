@@ -11,10 +11,23 @@ void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng)
                     .device = data->device, .training = true, .rng = rng};
 }
 
+void tt_graph_set_grad_heap(tt_graph *g, tt_heap *grads)
+{
+    TT_ASSERT_MSG(!g->tail && !g->backward_done, "tt_graph_set_grad_heap on a recorded tape: "
+                  "its gradients would be released into the wrong heap. HINT: set it right "
+                  "after tt_graph_init or tt_graph_reset");
+    TT_ASSERT_MSG(!grads || grads->device == g->device, "gradient heap '%s' is on %s, the graph "
+                  "on %s", grads ? grads->name : "", grads ? tt_device_name(grads->device) : "",
+                  tt_device_name(g->device));
+    g->grads = grads;
+    g->keep_grads = false;
+}
+
 void tt_graph_reset(tt_graph *g)
 {
     tt_arena_reset(g->data);
     tt_arena_reset(g->meta);
+    if (g->grads) tt_heap_reset(g->grads);
     g->tail = NULL;
     g->n_nodes = 0;
     g->backward_done = false;
@@ -63,7 +76,16 @@ tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host,
 real *tt_var_grad(tt_graph *g, tt_var *v)
 {
     if (!v->grad.data) {
-        v->grad = tt_arena_tensor(g->data, v->val.shape, TT_REAL);
+        TT_ASSERT_MSG(!v->grad_released, "the gradient of this var was released when its node's "
+                      "backward ran. HINT: set the graph's keep_grads before tt_backward to read "
+                      "intermediate gradients afterwards");
+        if (g->grads) {
+            v->grad = tt_tensor_view(NULL, v->val.shape, TT_REAL, g->device);
+            v->grad.data = tt_heap_alloc(g->grads, tt_tensor_bytes(&v->grad));
+            v->grad_in_heap = true;
+        } else {
+            v->grad = tt_arena_tensor(g->data, v->val.shape, TT_REAL);
+        }
         g->be->zero(v->grad.data, tt_tensor_bytes(&v->grad));
     }
     return v->grad.data;
@@ -99,6 +121,16 @@ void tt_backward(tt_graph *g, tt_var *loss)
                   "(no-grad mode, or no input requires grad)");
     g->backward_done = true;
     g->be->fill(tt_var_grad(g, loss), R(1), 1);
-    for (tt_node *n = g->tail; n; n = n->prev)
-        if (n->out->grad.data) n->backward(g, n);
+    for (tt_node *n = g->tail; n; n = n->prev) {
+        tt_var *out = n->out;
+        if (!out->grad.data) continue;
+        n->backward(g, n);
+        /* every consumer of out is later on the tape and has run: its gradient is used up */
+        if (out->grad_in_heap && !g->keep_grads) {
+            tt_heap_free(g->grads, out->grad.data);
+            out->grad.data = NULL;
+            out->grad_in_heap = false;
+            out->grad_released = true;
+        }
+    }
 }

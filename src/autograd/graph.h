@@ -2,24 +2,31 @@
  * differentiable op appends a tt_node that remembers its inputs, its output, what it saved and
  * its backward function. tt_backward walks the tape in reverse.
  *
- * Lifetime: vars, nodes, values, saved tensors and intermediate gradients created while
- * recording live in the graph's two arenas until tt_graph_reset (once per training step):
- * tensor data in `data` (on the device), vars and nodes in `meta` (always host memory). Keeping
- * them apart is needed for a GPU, and on the CPU it keeps bookkeeping writes off the cache lines
- * next to a gemm's output (measured: ~6% on a 512x64x64 sgemm at 2 threads). Leaf vars
- * made with tt_var_leaf (parameters, gradient-check inputs) live as long as their caller's
- * memory and keep their gradients across resets. */
+ * Lifetime: vars, nodes, values and saved tensors created while recording live in the graph's
+ * two arenas until tt_graph_reset (once per training step): tensor data in `data` (on the
+ * device), vars and nodes in `meta` (always host memory). Keeping them apart is needed for a
+ * GPU, and on the CPU it keeps bookkeeping writes off the cache lines next to a gemm's output
+ * (measured: ~6% on a 512x64x64 sgemm at 2 threads). Gradients the graph allocates (those of
+ * intermediates) live in `data` too, unless a gradient heap is set (tt_graph_set_grad_heap):
+ * then each comes from the heap and tt_backward releases it as soon as the node that produced
+ * the var has run its backward (every consumer of a var comes later on the tape, so its
+ * gradient is complete and used up by then), which keeps only a few of them alive at a time
+ * instead of all. Leaf vars made with tt_var_leaf (parameters, gradient-check inputs) live as
+ * long as their caller's memory and keep their gradients across resets. */
 #ifndef TT_GRAPH_H
 #define TT_GRAPH_H
 
 #include "tensor/arena.h"
 #include "tensor/backend.h"
+#include "tensor/heap.h"
 #include "tensor/rng.h"
 
 typedef struct tt_var {
     tt_tensor val;
     tt_tensor grad; /* grad.data is NULL until a gradient flows in (intermediates) */
     bool requires_grad;
+    bool grad_in_heap;  /* grad.data is a block of the graph's gradient heap */
+    bool grad_released; /* tt_backward gave that block back: grad.data is NULL for good */
 } tt_var;
 
 typedef struct tt_graph tt_graph;
@@ -50,11 +57,17 @@ struct tt_graph {
     bool training;      /* dropout active */
     bool backward_done; /* set by tt_backward; cleared by tt_graph_reset */
     tt_rng *rng;        /* dropout masks; may be NULL when no dropout is used */
+    tt_heap *grads;     /* intermediate gradients, or NULL: they are then in `data` */
+    bool keep_grads;    /* with a heap: release nothing until tt_graph_reset (callers that
+                           read an intermediate's gradient after tt_backward) */
 };
 
 /* The graph does not own the arenas or the rng; meta must be a CPU arena distinct from data. */
 void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng);
-/* Forget the tape and everything allocated for it (a reset of both arenas). */
+/* Intermediate gradients from `grads` (a heap on the data arena's device, not owned; NULL for
+ * the arena) from the next recording on; keep_grads is left false. Only on an empty tape. */
+void tt_graph_set_grad_heap(tt_graph *g, tt_heap *grads);
+/* Forget the tape and everything allocated for it (a reset of both arenas and the heap). */
 void tt_graph_reset(tt_graph *g);
 /* Returns the previous value. */
 bool tt_graph_set_no_grad(tt_graph *g, bool no_grad);
@@ -70,7 +83,8 @@ tt_var *tt_var_alias(tt_graph *g, tt_tensor val, tt_tensor grad, bool requires_g
 tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host, bool requires_grad);
 /* A fresh arena var of the given shape (uninitialised value, no gradient yet). */
 tt_var *tt_var_new(tt_graph *g, tt_shape s, tt_dtype dt);
-/* The gradient buffer of v, allocated in the arena and zeroed on first use. */
+/* The gradient buffer of v, allocated (in the gradient heap if set, else the arena) and zeroed
+ * on first use. Aborts for a var whose gradient tt_backward already released. */
 real *tt_var_grad(tt_graph *g, tt_var *v);
 /* The gradient buffer of v if v needs one, else NULL: what backward functions pass to kernels. */
 real *tt_grad_or_null(tt_graph *g, tt_var *v);
@@ -82,7 +96,10 @@ tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var 
 
 /* Seeds d(loss)/d(loss) = 1 and runs every node's backward in reverse order. `loss` must hold
  * one element. A second call before tt_graph_reset aborts: the tape's gradients already hold
- * one pass, and a second would silently double them. */
+ * one pass, and a second would silently double them. With a gradient heap and !keep_grads,
+ * every heap gradient of a node's output (the loss's included) is released right after that
+ * node's backward and its grad.data set to NULL: afterwards only leaf gradients (parameters,
+ * caller-owned buffers, and arena vars made to require grad, which have no node) are readable. */
 void tt_backward(tt_graph *g, tt_var *loss);
 
 #endif

@@ -30,6 +30,16 @@ tt_var *tt_gelu(tt_graph *g, tt_var *x);
  * p == 0 or the graph is not training. */
 tt_var *tt_dropout(tt_graph *g, tt_var *x, real p);
 
+/* The encoder's dropouts fused with what comes before or after them, written over x (in
+ * place, hence the underscore): x's old value is lost, so x must be a value that no recorded
+ * node reads and that has no other use, such as a Linear's output. The masks are the ones
+ * tt_dropout draws, so the results equal the unfused ops' bit for bit, with one tensor less
+ * each. Not training or p == 0: no dropout. */
+/* dropout(relu(x)); saves nothing (its backward needs only the output) */
+tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p);
+/* res + dropout(x): a sublayer's output into the residual stream; saves the mask */
+tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p);
+
 /* softmax over the last dim of x [..., C] */
 tt_var *tt_softmax(tt_graph *g, tt_var *x);
 /* LayerNorm over the last dim: x [..., C], weight [C], bias [C] */

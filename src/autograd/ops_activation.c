@@ -54,3 +54,65 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
     }
     return out;
 }
+
+/* ---- fused, in place: the encoder's dropouts without a tensor of their own -------------- */
+
+/* out aliases x's memory, so the node's output and input share a value: backward reads only
+ * the output (x's old value is gone) */
+static void relu_dropout_backward(tt_graph *g, tt_node *n)
+{
+    tt_var *x = n->in[0];
+    g->be->relu_dropout_backward(tt_var_grad(g, x), n->out->val.data, n->out->grad.data,
+                                 n->f[0], x->val.n);
+}
+
+/* A var over x's memory: the result of an op written over x. */
+static tt_var *in_place(tt_graph *g, tt_var *x)
+{
+    return tt_var_alias(g, x->val, tt_tensor_view(NULL, x->val.shape, TT_REAL, g->device), false);
+}
+
+tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    if (!g->training) p = R(0);
+    TT_ASSERT_MSG(p == R(0) || g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
+    tt_rng at = p > R(0) ? tt_rng_take(g->rng, x->val.n) : (tt_rng){0};
+    g->be->relu_dropout_forward(x->val.data, p, at, x->val.n);
+    tt_var *out = in_place(g, x);
+    tt_node *n = tt_record(g, "relu_dropout", relu_dropout_backward, out, x, NULL, NULL);
+    if (n) n->f[0] = p;
+    return out;
+}
+
+/* saved[0].data: the keep mask (NULL when p is 0) */
+static void dropout_add_backward(tt_graph *g, tt_node *n)
+{
+    tt_var *x = n->in[0], *res = n->in[1];
+    const real *dy = n->out->grad.data;
+    if (x->requires_grad) {
+        if (n->saved[0].data)
+            g->be->dropout_backward(tt_var_grad(g, x), n->saved[0].data, dy, n->f[0], x->val.n);
+        else
+            g->be->axpy(tt_var_grad(g, x), R(1), dy, x->val.n);
+    }
+    if (res->requires_grad) g->be->axpy(tt_var_grad(g, res), R(1), dy, res->val.n);
+}
+
+tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    tt_assert_same_shape(x->val.shape, res->val.shape, "dropout_add: x and the residual");
+    if (!g->training) p = R(0);
+    TT_ASSERT_MSG(p == R(0) || g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
+    uint8_t *mask = p > R(0) ? tt_arena_alloc(g->data, (size_t)x->val.n) : NULL;
+    tt_rng at = p > R(0) ? tt_rng_take(g->rng, x->val.n) : (tt_rng){0};
+    g->be->dropout_add_forward(x->val.data, mask, res->val.data, p, at, x->val.n);
+    tt_var *out = in_place(g, x);
+    tt_node *n = tt_record(g, "dropout_add", dropout_add_backward, out, x, res, NULL);
+    if (n) {
+        n->saved[0].data = mask;
+        n->f[0] = p;
+    }
+    return out;
+}

@@ -72,16 +72,18 @@ void tt_nn_encoder_layer_reset(const tt_nn_encoder_layer *m, tt_nn_init *in)
 tt_var *tt_nn_encoder_layer_forward(tt_graph *g, const tt_nn_encoder_layer *m, tt_var *x,
                                     const tt_tensor *pad, tt_tensor *weights)
 {
+    /* x + dropout(sublayer(...)) is tt_dropout_add_, written over the sublayer's output (a
+     * Linear's, which nothing else reads) */
     tt_var *h;
     if (m->pre_norm) {
         h = tt_nn_mha_forward(g, &m->self_attn, tt_nn_layernorm_forward(g, &m->norm1, x), pad,
                               weights);
-        x = tt_add(g, x, tt_dropout(g, h, m->dropout));
+        x = tt_dropout_add_(g, h, x, m->dropout);
         h = tt_nn_ffn_forward(g, &m->ff, tt_nn_layernorm_forward(g, &m->norm2, x));
-        return tt_add(g, x, tt_dropout(g, h, m->dropout));
+        return tt_dropout_add_(g, h, x, m->dropout);
     }
     h = tt_nn_mha_forward(g, &m->self_attn, x, pad, weights);
-    x = tt_nn_layernorm_forward(g, &m->norm1, tt_add(g, x, tt_dropout(g, h, m->dropout)));
+    x = tt_nn_layernorm_forward(g, &m->norm1, tt_dropout_add_(g, h, x, m->dropout));
     h = tt_nn_ffn_forward(g, &m->ff, x);
-    return tt_nn_layernorm_forward(g, &m->norm2, tt_add(g, x, tt_dropout(g, h, m->dropout)));
+    return tt_nn_layernorm_forward(g, &m->norm2, tt_dropout_add_(g, h, x, m->dropout));
 }

@@ -95,6 +95,15 @@ typedef struct tt_backend {
                             int64_t n);
     void (*dropout_backward)(real *dinp, const uint8_t *mask, const real *dout, real p,
                              int64_t n);
+    /* In place, the same masks: x = dropout(relu(x)), saving nothing (p = 0: relu, and `at` is
+     * not used); backward dx += dy / (1-p) where out > 0 (kept and positive). */
+    void (*relu_dropout_forward)(real *x, real p, tt_rng at, int64_t n);
+    void (*relu_dropout_backward)(real *dx, const real *out, const real *dout, real p,
+                                  int64_t n);
+    /* In place: x = res + dropout(x), mask as dropout_forward's (p = 0: x = res + x, mask and
+     * `at` not used). The backward is dropout_backward and axpy. */
+    void (*dropout_add_forward)(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
+                                int64_t n);
 
     /* Fused log-softmax + cross-entropy over logits (N,V) with targets (N); targets equal to
      * -100 are ignored. loss[0] = mean over counted rows (0 when none count); lse (N) saves the
@@ -107,8 +116,8 @@ typedef struct tt_backend {
     /* Fused scaled dot-product attention (math in tensor/cpu/attention.c). att (B,NH,T,T)
      * saves the weights after softmax and before dropout; keep (B,NH,T,T) the dropout mask,
      * drawn as element ((b*NH+h)*T+i)*T+j of `at` (as tt_dropout on att would), NULL when
-     * p == 0. pad (B,T): nonzero marks a padding key, or NULL. Forward scratch: T*T reals,
-     * backward: 2*T*T. Any of dq, dk, dv may be NULL. */
+     * p == 0. pad (B,T): nonzero marks a padding key, or NULL. Scratch per thread
+     * (get_threads()): forward T*T reals, backward 2*T*T. Any of dq, dk, dv may be NULL. */
     void (*attention_forward)(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                               const real *v, const int32_t *pad, const tt_attn_desc *a,
                               tt_rng at, real *scratch);

@@ -74,6 +74,47 @@ void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4])
     for (int k = 0; k < 4; k++) out[k] = tt_rng_word_uniform(w[k]);
 }
 
+/* Eight blocks side by side (structure of arrays): the rounds are the same 10 steps on 8
+ * lanes, which the compiler turns into vector multiplies; AVX2 when the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void tt_rng_uniform32_at(const tt_rng *at, int64_t j, real out[4 * TT_RNG_LANES])
+{
+    TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_uniform32_at: counter %llu not a multiple of "
+                  "4", (unsigned long long)at->counter);
+    uint32_t c0[TT_RNG_LANES], c1[TT_RNG_LANES], c2[TT_RNG_LANES], c3[TT_RNG_LANES];
+    uint64_t b0 = (at->counter >> 2) + (uint64_t)j;
+    for (int i = 0; i < TT_RNG_LANES; i++) {
+        uint64_t b = b0 + (uint64_t)i;
+        c0[i] = (uint32_t)b;
+        c1[i] = (uint32_t)(b >> 32);
+        c2[i] = (uint32_t)at->stream;
+        c3[i] = (uint32_t)(at->stream >> 32);
+    }
+    uint32_t k0 = (uint32_t)at->seed, k1 = (uint32_t)(at->seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < TT_RNG_LANES; i++) {
+            uint64_t p0 = (uint64_t)PHILOX_M0 * c0[i];
+            uint64_t p1 = (uint64_t)PHILOX_M1 * c2[i];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[i] ^ k0;
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[i] ^ k1;
+            c1[i] = (uint32_t)p1;
+            c3[i] = (uint32_t)p0;
+            c0[i] = n0;
+            c2[i] = n2;
+        }
+        k0 += PHILOX_W0;
+        k1 += PHILOX_W1;
+    }
+    for (int i = 0; i < TT_RNG_LANES; i++) {
+        out[4 * i] = tt_rng_word_uniform(c0[i]);
+        out[4 * i + 1] = tt_rng_word_uniform(c1[i]);
+        out[4 * i + 2] = tt_rng_word_uniform(c2[i]);
+        out[4 * i + 3] = tt_rng_word_uniform(c3[i]);
+    }
+}
+
 real tt_rng_normal_at(const tt_rng *at, int64_t e)
 {
     /* Elements 2j and 2j+1 share the word pair (2j, 2j+1): cos and sin branches of one

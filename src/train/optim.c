@@ -6,10 +6,12 @@
  * float64 build reproduces torch.optim to the last few ulps: scalars (bias corrections, step
  * size) in double, the element loop in `real`, in PyTorch's order: decay, moments, update.
  * Parameters live on the CPU for now; the loops will move behind the backend table when they
- * do not. */
+ * do not. The loops are split over the CPU pool (elementwise, so the bits do not depend on
+ * the thread count); the clipping norm is a tt_pool_sum over fixed blocks. */
 #include "train/optim.h"
 
 #include "tensor/backend.h"
+#include "tensor/cpu/pool.h"
 
 #include <math.h>
 
@@ -54,42 +56,69 @@ void tt_optim_free(tt_optim *o)
  * exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2); denom = exp_avg_sq.sqrt() / sqrt(bc2) + eps;
  * param.addcdiv_(exp_avg, denom, value=-lr/bc1). p*(1 - lr*wd) is optim.h's p -= lr*wd*p,
  * rounded as PyTorch rounds it. */
+typedef struct adamw_args {
+    real *p, *m, *v;
+    const real *g;
+    real decay, b1, a1, b2, a2, step, bc2_sqrt, eps;
+} adamw_args;
+
+static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const adamw_args *a = ctx;
+    real *p = a->p, *m = a->m, *v = a->v;
+    const real *g = a->g;
+    for (int64_t i = lo; i < hi; i++) {
+        p[i] = p[i] * a->decay;
+        m[i] = m[i] * a->b1 + a->a1 * g[i];
+        v[i] = v[i] * a->b2 + a->a2 * g[i] * g[i];
+        p[i] = p[i] + -a->step * m[i] / (R_SQRT(v[i]) / a->bc2_sqrt + a->eps);
+    }
+}
+
 static void adamw_step(tt_optim *o, double lr)
 {
     double bc1 = 1.0 - pow(o->beta1, (double)o->t);
     double bc2 = 1.0 - pow(o->beta2, (double)o->t);
-    real decay = (real)(1.0 - lr * o->weight_decay);
-    real b1 = (real)o->beta1, a1 = (real)(1.0 - o->beta1);
-    real b2 = (real)o->beta2, a2 = (real)(1.0 - o->beta2);
-    real step = (real)(lr / bc1), bc2_sqrt = (real)sqrt(bc2), eps = (real)o->eps;
-    real *p = o->ps->data, *m = o->m, *v = o->v;
-    const real *g = o->ps->grad;
-    for (int64_t i = 0; i < o->ps->numel; i++) {
-        p[i] = p[i] * decay;
-        m[i] = m[i] * b1 + a1 * g[i];
-        v[i] = v[i] * b2 + a2 * g[i] * g[i];
-        p[i] = p[i] + -step * m[i] / (R_SQRT(v[i]) / bc2_sqrt + eps);
-    }
+    adamw_args a = {.p = o->ps->data, .m = o->m, .v = o->v, .g = o->ps->grad,
+                    .decay = (real)(1.0 - lr * o->weight_decay), .b1 = (real)o->beta1,
+                    .a1 = (real)(1.0 - o->beta1), .b2 = (real)o->beta2,
+                    .a2 = (real)(1.0 - o->beta2), .step = (real)(lr / bc1),
+                    .bc2_sqrt = (real)sqrt(bc2), .eps = (real)o->eps};
+    tt_pool_for(o->ps->numel, 16, 8192, adamw_range, &a);
 }
 
 /* torch.optim.SGD (dampening 0, nesterov off): d = g + wd*p (the gradient itself is left
  * unchanged); with momentum, buf = d at the first step, else buf = mu*buf + d, and d = buf;
  * p += -lr*d. */
+typedef struct sgd_args {
+    real *p, *buf;
+    const real *g;
+    real wd, mu, neg_lr;
+    bool first, use_buf;
+} sgd_args;
+
+static void sgd_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const sgd_args *a = ctx;
+    for (int64_t i = lo; i < hi; i++) {
+        real d = a->g[i];
+        if (a->wd != R(0)) d = d + a->wd * a->p[i];
+        if (a->use_buf) {
+            a->buf[i] = a->first ? d : a->buf[i] * a->mu + d;
+            d = a->buf[i];
+        }
+        a->p[i] = a->p[i] + a->neg_lr * d;
+    }
+}
+
 static void sgd_step(tt_optim *o, double lr)
 {
-    real wd = (real)o->weight_decay, mu = (real)o->momentum, neg_lr = (real)-lr;
-    bool first = o->t == 1, use_buf = o->momentum != 0.0;
-    real *p = o->ps->data, *buf = o->m;
-    const real *g = o->ps->grad;
-    for (int64_t i = 0; i < o->ps->numel; i++) {
-        real d = g[i];
-        if (wd != R(0)) d = d + wd * p[i];
-        if (use_buf) {
-            buf[i] = first ? d : buf[i] * mu + d;
-            d = buf[i];
-        }
-        p[i] = p[i] + neg_lr * d;
-    }
+    sgd_args a = {.p = o->ps->data, .buf = o->m, .g = o->ps->grad,
+                  .wd = (real)o->weight_decay, .mu = (real)o->momentum, .neg_lr = (real)-lr,
+                  .first = o->t == 1, .use_buf = o->momentum != 0.0};
+    tt_pool_for(o->ps->numel, 16, 8192, sgd_range, &a);
 }
 
 void tt_optim_step(tt_optim *o, double lr)
@@ -104,19 +133,36 @@ void tt_optim_step(tt_optim *o, double lr)
     }
 }
 
+static double sum_squares(void *ctx, int64_t lo, int64_t hi)
+{
+    const real *g = ctx;
+    double ss = 0.0;
+    for (int64_t i = lo; i < hi; i++) ss += (double)g[i] * (double)g[i];
+    return ss;
+}
+
+typedef struct scale_args {
+    real *g;
+    real coef;
+} scale_args;
+
+static void scale_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const scale_args *a = ctx;
+    for (int64_t i = lo; i < hi; i++) a->g[i] = a->g[i] * a->coef;
+}
+
 /* n = sqrt(sum g^2) accumulated in double over the whole gradient buffer (padding is 0).
  * PyTorch takes the norm of the per-parameter norms: the same value up to rounding. */
 double tt_clip_grad_norm(tt_params *ps, double max_norm)
 {
     assert_cpu(ps, "tt_clip_grad_norm");
     TT_ASSERT_MSG(ps->grad || ps->numel == 0, "tt_clip_grad_norm before tt_params_finalize");
-    real *g = ps->grad;
-    double ss = 0.0;
-    for (int64_t i = 0; i < ps->numel; i++) ss += (double)g[i] * (double)g[i];
-    double norm = sqrt(ss);
+    double norm = sqrt(tt_pool_sum(ps->numel, 8192, sum_squares, ps->grad));
     if (max_norm > 0.0 && norm > max_norm) {
-        real coef = (real)(max_norm / (norm + 1e-6));
-        for (int64_t i = 0; i < ps->numel; i++) g[i] = g[i] * coef;
+        scale_args a = {.g = ps->grad, .coef = (real)(max_norm / (norm + 1e-6))};
+        tt_pool_for(ps->numel, 16, 8192, scale_range, &a);
     }
     return norm;
 }

@@ -1,4 +1,4 @@
-/* trainer.c: a run's state, the forward pass of each task, evaluation, and the arena sizes.
+/* trainer.c: a run's state, the forward pass of each task, evaluation, and the step's memory.
  * The loop and the command line are in loop.c; checkpoints and the dump in checkpoint.c. */
 #include "train/trainer.h"
 
@@ -8,19 +8,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes of the step arena, worked out from the config before the first step (no growth and no
- * allocation inside a step). Per layer, with N = B*T rows: the activations (qkv 3Nd, attention
- * output, out_proj, two residual adds, two norms, FFN 3N*d_ff, dropouts) are about 11Nd + 3Nf
- * values plus B*H*T*T weights and their dropout mask; the backward pass allocates as many
- * gradients again. A 25% margin covers alignment and saved statistics. */
-static size_t arena_bytes(const tt_config *c, int n_out)
+/* The step's memory in bytes, from the sizes alone (N = B*T rows, f = d_ff, H heads, R =
+ * sizeof(real), P threads; dropout masks are one byte per element).
+ *
+ * Values (the data arena): what the forward pass records and keeps until the step ends. Per
+ * layer, post-LN and pre-LN alike, at most: 12 N*d reals (qkv 3, attention output, out_proj,
+ * linear2, two norms, and 4 for the two dropouts and residual adds, fewer where encoder.c
+ * fuses them over out_proj's and linear2's outputs), 3 N*f (linear1, activation, dropout;
+ * fewer where ReLU and dropout are fused over linear1's output), 4 N norm statistics, B*H*T*T
+ * attention weights, and P*(T*T + 2 T*T) attention scratch (forward and backward, per thread:
+ * the backward's is the only thing backward takes from the arena); plus masks of at most
+ * 2 N*d + N*f + B*H*T*T bytes. Around the layers: embedding, its scale, positions, dropout and
+ * (pre-LN) the final norm, 5 N*d + 2 N reals and an N*d mask; the head N*n_out, the loss's N
+ * row statistics, classify's pooling (N weights, B*d); int32 tokens, padding, targets (12 N
+ * bytes). Every allocation may lose 63 bytes to alignment (24 per layer, 32 more). Evaluation
+ * (no grad, no dropout) records a subset of the same. A 25% margin covers what this misses.
+ *
+ * Gradients (the heap): tt_backward releases each intermediate gradient as soon as the node
+ * that made the var has run, so only a few are alive at once. Walking a layer's tape backwards
+ * from d(out) [N,d] (post-LN; pre-LN moves the norms, which changes one line; fused or not):
+ *   norm2, add2, dropout            3 N*d   (d of the sum, d of both its inputs)
+ *   linear2, dropout, activation    N*d + 2 N*f   (d(x1) waits; one [N,f] made from another)
+ *   linear1 (pre-LN: d(norm2 in))   2 N*d + N*f
+ *   norm1, add1, dropout, out_proj  3 N*d
+ *   sdpa                            5 N*d   (d(x) waits, d of its output, d(qkv) 3 N*d)
+ * and the layer ends with d(x) [N,d] alone, so layers do not add up. The head's backward holds
+ * d(logits) N*n_out and d(h) N*d at once, the embedding end at most 2 N*d: the peak in use is
+ * max(5 N*d, N*d + 2 N*f, 2 N*d + N*f, N*(d + n_out)) reals. First fit leaves holes, so the
+ * region touched passes the peak in use: by up to one [N, max(d,f)] gradient, measured over a
+ * grid of sizes (d_ff from d to 8d, n_out below and above d), both norms, with and without
+ * dropout. The heap gets that sum and 25%; on the CPU only the touched part costs memory. At
+ * most 3 gradients are alive at once (sdpa's: d(x), d(out), d(qkv)); the table holds 64. */
+tt_step_sizes tt_step_sizes_for(int B, int T, int d, int d_ff, int n_heads, int n_layers,
+                                int n_out, int threads)
 {
-    double B = c->train.batch_size, T = c->data.seq_len, d = c->model.d_model;
-    double f = c->model.d_ff, H = c->model.n_heads, L = c->model.n_layers, N = B * T;
-    double per_layer = 11 * N * d + 3 * N * f + 4 * N + 1.5 * B * H * T * T + 3 * T * T;
-    double values = 2 * (L * per_layer + 6 * N * d + 2 * N * n_out + 4 * N);
-    double bytes = values * sizeof(real) * 1.25 + 64.0 * (120 * L + 200) + (1 << 20);
-    return (size_t)bytes;
+    double N = (double)B * T, D = d, f = d_ff, H = n_heads, L = n_layers, R = sizeof(real);
+    double att = B * H * T * (double)T, P = threads > 1 ? threads : 1;
+    double layer = R * (12 * N * D + 3 * N * f + 4 * N + att + 3 * P * T * T) +
+                   (2 * N * D + N * f + att) + 64.0 * 24;
+    double ends = R * (5 * N * D + 2 * N + N * n_out + 2 * N + (double)B * D) + N * D + 12 * N +
+                  64.0 * 32;
+    double values = 1.25 * (L * layer + ends);
+    double peak = fmax(fmax(5 * N * D, N * D + 2 * N * f),
+                       fmax(2 * N * D + N * f, N * (D + n_out)));
+    double grads = 1.25 * R * (peak + N * fmax(D, f)) + 64.0 * 64;
+    return (tt_step_sizes){.values = (size_t)values, .grads = (size_t)grads, .grad_blocks = 64,
+                           .tape = (size_t)(64 << 10) + (size_t)(32 << 10) * (size_t)n_layers};
 }
 
 static tt_model_config model_config(const tt_config *c, const tt_corpus *d)
@@ -47,13 +80,15 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_model_reset(&r->model, (uint64_t)c->seed);
     tt_optim_init(&r->opt, &r->model.params, c);
     int B = c->train.batch_size, T = c->data.seq_len;
-    size_t bytes = arena_bytes(c, mc.n_out);
-    tt_arena_init(&r->arena, "step", c->device, bytes);
-    tt_arena_init(&r->meta, "tape", TT_CPU,
-                  (size_t)(64 << 10) + (size_t)(32 << 10) * mc.n_layers);
+    tt_step_sizes sz = tt_step_sizes_for(B, T, mc.d_model, mc.d_ff, mc.n_heads, mc.n_layers,
+                                         mc.n_out, be->get_threads());
+    tt_arena_init(&r->arena, "step", c->device, sz.values);
+    tt_arena_init(&r->meta, "tape", TT_CPU, sz.tape);
+    tt_heap_init(&r->grads, "gradients", c->device, sz.grads, sz.grad_blocks);
     tt_rng_init(&r->dropout, (uint64_t)c->seed, TT_STREAM_DROPOUT);
     tt_rng_init(&r->mask, (uint64_t)c->seed, TT_STREAM_MASK);
     tt_graph_init(&r->g, &r->arena, &r->meta, &r->dropout);
+    tt_graph_set_grad_heap(&r->g, &r->grads);
     tt_batch_alloc(&r->batch, B, T);
     r->order = tt_xmalloc((size_t)r->data.train.n * sizeof(int));
     r->pool = tt_xmalloc((size_t)B * T * sizeof(real));
@@ -73,6 +108,7 @@ void tt_run_free(tt_run *r)
     free(r->entropy);
     if (r->arena.base) tt_arena_free(&r->arena);
     if (r->meta.base) tt_arena_free(&r->meta);
+    if (r->grads.base) tt_heap_destroy(&r->grads);
     if (r->opt.m) tt_optim_free(&r->opt);
     if (r->model.layers) tt_model_free(&r->model);
     tt_corpus_free(&r->data);

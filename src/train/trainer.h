@@ -25,7 +25,8 @@ struct tt_run {
     tt_corpus data;
     tt_model model;
     tt_optim opt;
-    tt_arena arena, meta; /* the step arenas, sized at start-up */
+    tt_arena arena, meta; /* the step arenas, sized at start-up (tt_step_sizes_for) */
+    tt_heap grads;        /* the step's intermediate gradients, released during backward */
     tt_rng dropout, mask;
     tt_graph g;
     tt_batch batch;
@@ -40,6 +41,20 @@ struct tt_run {
     tt_step_hook on_step; /* optional */
     void *on_step_ctx;
 };
+
+/* The memory of one training step of an encoder (post-LN or pre-LN, any activation, dropout
+ * or not, every task), worked out before the first step: nothing grows inside a step. */
+typedef struct tt_step_sizes {
+    size_t values;   /* the data arena: forward values, saved tensors, attention scratch */
+    size_t grads;    /* the gradient heap: the most gradients alive at once in backward */
+    int grad_blocks; /* the heap's table of live blocks */
+    size_t tape;     /* the meta arena: vars and nodes */
+} tt_step_sizes;
+/* B batch rows, T sequence length, d = d_model, n_out = the head's outputs (vocabulary or
+ * classes), threads = the backend's get_threads() (attention keeps scratch per thread). The
+ * formulas and their margins are explained in trainer.c. */
+tt_step_sizes tt_step_sizes_for(int B, int T, int d, int d_ff, int n_heads, int n_layers,
+                                int n_out, int threads);
 
 /* Everything but the config and data: model, optimizer, arenas, batch; 0 or -1 with err. */
 int tt_run_init(tt_run *r, char *err, size_t errlen);

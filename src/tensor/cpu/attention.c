@@ -8,8 +8,11 @@
  * Backward (every gradient added):
  *   dD = dO V^T, dV += D^T dO, dP = dD * keep / (1 - p),
  *   dS = P * (dP - rowsum(dP * P)),  dQ += scale * dS K,  dK += scale * dS^T Q.
- * Masked entries have P = 0, so they get dS = 0 and the mask is not needed again. */
+ * Masked entries have P = 0, so they get dS = 0 and the mask is not needed again.
+ * The (batch, head) pairs are handed out over the pool, each with its own (T,T) scratch and
+ * single-threaded gemms: every head's work stays in its core's cache. */
 #include "tensor/cpu/cpu.h"
+#include "tensor/cpu/pool.h"
 
 #include <stddef.h>
 
@@ -17,18 +20,6 @@
 static ptrdiff_t head_at(int ld, int T, int b, int h, int HS)
 {
     return (ptrdiff_t)b * T * ld + (ptrdiff_t)h * HS;
-}
-
-/* keep[e] = uniform(at, first + e) >= p for e < n: the elements tt_dropout would draw, one
- * Philox block per 4 of them */
-static void keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p)
-{
-    real u[4];
-    for (int64_t e = 0; e < n; e++) {
-        int64_t i = first + e;
-        if (e == 0 || (i & 3) == 0) tt_rng_uniform4_at(at, i >> 2, u);
-        keep[e] = u[i & 3] >= p;
-    }
 }
 
 /* dst (T,T) = att (T,T) * keep / (1 - p), or a copy when keep is NULL */
@@ -40,85 +31,117 @@ static void dropped_weights(real *dst, const real *att, const uint8_t *keep, rea
         return;
     }
     real s = R(1) / (R(1) - p);
-    for (int64_t e = 0; e < n; e++) dst[e] = keep[e] ? att[e] * s : R(0);
+    for (int64_t e = 0; e < n; e++) {
+        real v = att[e] * s; /* unconditional, then a select: the loop vectorises */
+        dst[e] = keep[e] ? v : R(0);
+    }
+}
+
+typedef struct attn_job {
+    real *out, *att, *dq, *dk, *dv;
+    uint8_t *keep;
+    const uint8_t *ckeep;
+    const real *q, *k, *v, *dout, *catt;
+    const int32_t *pad;
+    const tt_attn_desc *a;
+    tt_rng at;
+    real *scratch; /* per thread: T*T (forward) or 2*T*T (backward) reals */
+} attn_job;
+
+static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    const attn_job *j = ctx;
+    const tt_attn_desc *a = j->a;
+    const int T = a->T, HS = a->HS;
+    const int64_t TT = (int64_t)T * T;
+    real *scratch = j->scratch + tid * TT;
+    for (int64_t bh = lo; bh < hi; bh++) {
+        int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
+        real *P = j->att + bh * TT;
+        const real *Q = j->q + head_at(a->ldq, T, b, h, HS), *K = j->k + head_at(a->ldk, T, b, h, HS),
+                   *V = j->v + head_at(a->ldv, T, b, h, HS);
+        tt_cpu_gemm(false, true, T, T, HS, a->scale, Q, a->ldq, 0, K, a->ldk, 0, R(0), P, T, 0, 1);
+        const int32_t *pad = j->pad ? j->pad + (int64_t)b * T : NULL;
+        if (a->causal || pad)
+            for (int i = 0; i < T; i++)
+                for (int jj = 0; jj < T; jj++)
+                    if ((a->causal && jj > i) || (pad && pad[jj])) P[(int64_t)i * T + jj] = -R_INF;
+        tt_cpu_softmax_forward(P, P, T, T);
+        const real *D = P;
+        if (j->keep) {
+            uint8_t *kp = j->keep + bh * TT;
+            tt_cpu_keep_mask(kp, &j->at, bh * TT, TT, a->p);
+            dropped_weights(scratch, P, kp, a->p, T);
+            D = scratch;
+        }
+        real *O = j->out + head_at(a->ldo, T, b, h, HS);
+        tt_cpu_gemm(false, false, T, HS, T, R(1), D, T, 0, V, a->ldv, 0, R(0), O, a->ldo, 0, 1);
+    }
 }
 
 /* out, att (B,NH,T,T), keep (B,NH,T,T) or NULL when p == 0, q/k/v rows of width >= NH*HS,
- * pad (B,T) or NULL, scratch (T,T) */
+ * pad (B,T) or NULL, scratch (threads,T,T) */
 void tt_cpu_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                               const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
                               real *scratch)
 {
+    attn_job j = {.out = out, .att = att, .keep = keep, .q = q, .k = k, .v = v, .pad = pad,
+                  .a = a, .at = at, .scratch = scratch};
+    tt_pool_each((int64_t)a->B * a->NH, forward_heads, &j);
+}
+
+static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    const attn_job *j = ctx;
+    const tt_attn_desc *a = j->a;
     const int T = a->T, HS = a->HS;
     const int64_t TT = (int64_t)T * T;
-    for (int b = 0; b < a->B; b++)
-        for (int h = 0; h < a->NH; h++) {
-            int64_t bh = (int64_t)b * a->NH + h;
-            real *P = att + bh * TT;
-            const real *Q = q + head_at(a->ldq, T, b, h, HS), *K = k + head_at(a->ldk, T, b, h, HS),
-                       *V = v + head_at(a->ldv, T, b, h, HS);
-            tt_cpu_gemm(false, true, T, T, HS, a->scale, Q, a->ldq, 0, K, a->ldk, 0, R(0), P, T, 0,
-                        1);
-            for (int i = 0; i < T; i++)
-                for (int j = 0; j < T; j++)
-                    if ((a->causal && j > i) || (pad && pad[(int64_t)b * T + j]))
-                        P[(int64_t)i * T + j] = -R_INF;
-            tt_cpu_softmax_forward(P, P, T, T);
-            const real *D = P;
-            if (keep) {
-                uint8_t *kp = keep + bh * TT;
-                keep_mask(kp, &at, bh * TT, TT, a->p);
-                dropped_weights(scratch, P, kp, a->p, T);
-                D = scratch;
-            }
-            real *O = out + head_at(a->ldo, T, b, h, HS);
-            tt_cpu_gemm(false, false, T, HS, T, R(1), D, T, 0, V, a->ldv, 0, R(0), O, a->ldo, 0, 1);
+    real *D = j->scratch + 2 * tid * TT, *dP = D + TT;
+    real s = j->ckeep ? R(1) / (R(1) - a->p) : R(1);
+    for (int64_t bh = lo; bh < hi; bh++) {
+        int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
+        const real *P = j->catt + bh * TT;
+        const uint8_t *kp = j->ckeep ? j->ckeep + bh * TT : NULL;
+        const real *dO = j->dout + head_at(a->ldo, T, b, h, HS);
+        if (j->dv) {
+            dropped_weights(D, P, kp, a->p, T);
+            tt_cpu_gemm(true, false, T, HS, T, R(1), D, T, 0, dO, a->ldo, 0, R(1),
+                        j->dv + head_at(a->ldv, T, b, h, HS), a->ldv, 0, 1);
         }
+        if (!j->dq && !j->dk) continue;
+        const real *V = j->v + head_at(a->ldv, T, b, h, HS);
+        tt_cpu_gemm(false, true, T, T, HS, R(1), dO, a->ldo, 0, V, a->ldv, 0, R(0), dP, T, 0, 1);
+        for (int i = 0; i < T; i++) {
+            const real *p = P + (int64_t)i * T;
+            real *g = dP + (int64_t)i * T;
+            const uint8_t *kr = kp ? kp + (int64_t)i * T : NULL;
+            real dot = R(0);
+            if (kr)
+                for (int jj = 0; jj < T; jj++) {
+                    real v = g[jj] * s;
+                    g[jj] = kr[jj] ? v : R(0);
+                }
+            for (int jj = 0; jj < T; jj++) dot += g[jj] * p[jj];
+            for (int jj = 0; jj < T; jj++) g[jj] = p[jj] * (g[jj] - dot);
+        }
+        if (j->dq)
+            tt_cpu_gemm(false, false, T, HS, T, a->scale, dP, T, 0,
+                        j->k + head_at(a->ldk, T, b, h, HS), a->ldk, 0, R(1),
+                        j->dq + head_at(a->ldq, T, b, h, HS), a->ldq, 0, 1);
+        if (j->dk)
+            tt_cpu_gemm(true, false, T, HS, T, a->scale, dP, T, 0,
+                        j->q + head_at(a->ldq, T, b, h, HS), a->ldq, 0, R(1),
+                        j->dk + head_at(a->ldk, T, b, h, HS), a->ldk, 0, 1);
+    }
 }
 
 /* dq, dk, dv: gradients with the layout of q, k, v (any may be NULL); dout like out;
- * scratch (2,T,T) */
+ * scratch (threads,2,T,T) */
 void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
                                const uint8_t *keep, const real *q, const real *k, const real *v,
                                const tt_attn_desc *a, real *scratch)
 {
-    const int T = a->T, HS = a->HS;
-    const int64_t TT = (int64_t)T * T;
-    real *D = scratch, *dP = scratch + TT;
-    real s = keep ? R(1) / (R(1) - a->p) : R(1);
-    for (int b = 0; b < a->B; b++)
-        for (int h = 0; h < a->NH; h++) {
-            int64_t bh = (int64_t)b * a->NH + h;
-            const real *P = att + bh * TT;
-            const uint8_t *kp = keep ? keep + bh * TT : NULL;
-            const real *dO = dout + head_at(a->ldo, T, b, h, HS);
-            if (dv) {
-                dropped_weights(D, P, kp, a->p, T);
-                tt_cpu_gemm(true, false, T, HS, T, R(1), D, T, 0, dO, a->ldo, 0, R(1),
-                            dv + head_at(a->ldv, T, b, h, HS), a->ldv, 0, 1);
-            }
-            if (!dq && !dk) continue;
-            const real *V = v + head_at(a->ldv, T, b, h, HS);
-            tt_cpu_gemm(false, true, T, T, HS, R(1), dO, a->ldo, 0, V, a->ldv, 0, R(0), dP, T, 0,
-                        1);
-            for (int i = 0; i < T; i++) {
-                const real *p = P + (int64_t)i * T;
-                real *g = dP + (int64_t)i * T;
-                const uint8_t *kr = kp ? kp + (int64_t)i * T : NULL;
-                real dot = R(0);
-                for (int j = 0; j < T; j++) {
-                    g[j] = kr ? (kr[j] ? g[j] * s : R(0)) : g[j];
-                    dot += g[j] * p[j];
-                }
-                for (int j = 0; j < T; j++) g[j] = p[j] * (g[j] - dot);
-            }
-            if (dq)
-                tt_cpu_gemm(false, false, T, HS, T, a->scale, dP, T, 0,
-                            k + head_at(a->ldk, T, b, h, HS), a->ldk, 0, R(1),
-                            dq + head_at(a->ldq, T, b, h, HS), a->ldq, 0, 1);
-            if (dk)
-                tt_cpu_gemm(true, false, T, HS, T, a->scale, dP, T, 0,
-                            q + head_at(a->ldq, T, b, h, HS), a->ldq, 0, R(1),
-                            dk + head_at(a->ldk, T, b, h, HS), a->ldk, 0, 1);
-        }
+    attn_job j = {.dq = dq, .dk = dk, .dv = dv, .dout = dout, .catt = att, .ckeep = keep,
+                  .q = q, .k = k, .v = v, .a = a, .scratch = scratch};
+    tt_pool_each((int64_t)a->B * a->NH, backward_heads, &j);
 }

@@ -1,5 +1,6 @@
 /* cpu/backend.c: host memory and the CPU kernel table. */
 #include "tensor/cpu/cpu.h"
+#include "tensor/cpu/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,35 @@ static void *cpu_alloc(size_t bytes)
 }
 
 static void cpu_free(void *p) { free(p); }
-static void cpu_zero(void *p, size_t bytes) { memset(p, 0, bytes); }
+
+static void zero_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    memset((char *)ctx + lo, 0, (size_t)(hi - lo));
+}
+
+/* large buffers (the parameters' gradients) split over the pool */
+static void cpu_zero(void *p, size_t bytes)
+{
+    tt_pool_for((int64_t)bytes, 64, 256 << 10, zero_range, p);
+}
 static void cpu_copy(void *dst, const void *src, size_t bytes) { memmove(dst, src, bytes); }
+
+typedef struct fill_args {
+    real *x;
+    real value;
+} fill_args;
+
+static void fill_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const fill_args *f = ctx;
+    for (int64_t i = lo; i < hi; i++) f->x[i] = f->value;
+}
 
 static void cpu_fill(real *x, real value, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) x[i] = value;
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, fill_range, &(fill_args){.x = x, .value = value});
 }
 
 const tt_backend tt_cpu_backend = {
@@ -53,6 +77,9 @@ const tt_backend tt_cpu_backend = {
     .embedding_backward = tt_cpu_embedding_backward,
     .dropout_forward = tt_cpu_dropout_forward,
     .dropout_backward = tt_cpu_dropout_backward,
+    .relu_dropout_forward = tt_cpu_relu_dropout_forward,
+    .relu_dropout_backward = tt_cpu_relu_dropout_backward,
+    .dropout_add_forward = tt_cpu_dropout_add_forward,
     .crossentropy_forward = tt_cpu_crossentropy_forward,
     .crossentropy_backward = tt_cpu_crossentropy_backward,
     .attention_forward = tt_cpu_attention_forward,

@@ -5,6 +5,17 @@
 
 #include "tensor/backend.h"
 
+/* Threading of the elementwise and row kernels (pool.h): ranges start on multiples of
+ * TT_CPU_ALIGN elements (whole 4-element Philox blocks, whole cache lines) and hold at least
+ * TT_CPU_GRAIN elements, about 5 us of work, so a small tensor stays on one thread. */
+#define TT_CPU_ALIGN 16
+#define TT_CPU_GRAIN 16384
+/* The same grain in rows of C elements. */
+static inline int64_t tt_cpu_row_grain(int64_t C)
+{
+    return C >= TT_CPU_GRAIN ? 1 : TT_CPU_GRAIN / (C > 0 ? C : 1);
+}
+
 void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);
@@ -39,10 +50,17 @@ void tt_cpu_embedding_forward(real *out, const int32_t *tokens, const real *weig
 void tt_cpu_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
                                int C);
 
+/* keep[e] = uniform(at, first + e) >= p for e < n: the mask tt_dropout draws, 32 elements at a
+ * time (tt_rng_uniform32_at). Also the attention weights' dropout mask. */
+void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p);
 void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                             int64_t n);
 void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
                              int64_t n);
+void tt_cpu_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
+void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n);
+void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
+                                int64_t n);
 
 void tt_cpu_crossentropy_forward(real *loss, real *lse, const real *logits,
                                  const int32_t *targets, int64_t N, int V);

@@ -1,26 +1,153 @@
-/* cpu/dropout.c: inverted dropout with a counter-based mask.
+/* cpu/dropout.c: inverted dropout with a counter-based mask, split over the pool.
  *   keep_i = uniform(at, i) >= p,  y_i = x_i * keep_i / (1 - p),  dx_i += dy_i * keep_i / (1 - p)
  * The mask depends only on (seed, stream, counter, i), so it is the same for any thread count
- * and on any backend. Saves the mask, one byte per element. */
+ * and on any backend. Saves the mask, one byte per element.
+ * Fused, in place, with the same masks:
+ *   relu then dropout   x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
+ *                       dx_i += dy_i / (1 - p) exactly where the output is > 0
+ *   dropout then add    x_i = res_i + keep_i * x_i / (1 - p); saves the mask */
 #include "tensor/cpu/cpu.h"
+#include "tensor/cpu/pool.h"
+
+void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p)
+{
+    real u[4 * TT_RNG_LANES];
+    int64_t e = 0;
+    for (; (first + e) % 4 && e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
+    for (; e + 4 * TT_RNG_LANES <= n; e += 4 * TT_RNG_LANES) {
+        tt_rng_uniform32_at(at, (first + e) / 4, u);
+        for (int k = 0; k < 4 * TT_RNG_LANES; k++) keep[e + k] = u[k] >= p;
+    }
+    for (; e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
+}
+
+typedef struct drop {
+    real *y;
+    uint8_t *mask;
+    const real *x, *res;
+    real p;
+    tt_rng at;
+} drop;
+
+static void dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    real scale = R(1) / (R(1) - d->p);
+    tt_cpu_keep_mask(d->mask + lo, &d->at, lo, hi - lo, d->p);
+    real *restrict y = d->y;
+    const real *restrict x = d->x;
+    const uint8_t *restrict keep = d->mask;
+    /* products first, then a select: branch-free, so the loop vectorises (same values) */
+    for (int64_t i = lo; i < hi; i++) {
+        real v = x[i] * scale;
+        y[i] = keep[i] ? v : R(0);
+    }
+}
 
 void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                             int64_t n)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
-    real scale = R(1) / (R(1) - p), u[4];
-    for (int64_t i = 0; i < n; i++) {
-        if ((i & 3) == 0) tt_rng_uniform4_at(&at, i >> 2, u); /* one Philox block per 4 */
-        uint8_t keep = u[i & 3] >= p;
-        mask[i] = keep;
-        out[i] = keep ? inp[i] * scale : R(0);
+    drop d = {.y = out, .mask = mask, .x = inp, .p = p, .at = at};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, dropout_range, &d);
+}
+
+static void dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    real scale = R(1) / (R(1) - d->p);
+    real *restrict dx = d->y;
+    const real *restrict dy = d->x;
+    const uint8_t *restrict keep = d->mask;
+    for (int64_t i = lo; i < hi; i++) {
+        real g = dy[i] * scale;
+        dx[i] += keep[i] ? g : R(0);
     }
 }
 
 void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
                              int64_t n)
 {
-    real scale = R(1) / (R(1) - p);
-    for (int64_t i = 0; i < n; i++)
-        if (mask[i]) dinp[i] += dout[i] * scale;
+    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = dout, .p = p};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, dropout_backward_range, &d);
+}
+
+/* relu + dropout draws its mask into a stack buffer, a piece at a time */
+#define PIECE 1024
+
+static void relu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    real *x = d->y;
+    if (d->p == R(0)) {
+        for (int64_t i = lo; i < hi; i++) x[i] = x[i] > R(0) ? x[i] : R(0);
+        return;
+    }
+    real scale = R(1) / (R(1) - d->p);
+    uint8_t keep[PIECE];
+    for (int64_t b = lo; b < hi; b += PIECE) {
+        int64_t e = b + PIECE < hi ? b + PIECE : hi;
+        tt_cpu_keep_mask(keep, &d->at, b, e - b, d->p);
+        real *restrict xb = x + b;
+        for (int64_t i = 0; i < e - b; i++) {
+            real v = xb[i] * scale;
+            xb[i] = keep[i] && xb[i] > R(0) ? v : R(0);
+        }
+    }
+}
+
+void tt_cpu_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    drop d = {.y = x, .p = p, .at = at};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, relu_dropout_range, &d);
+}
+
+static void relu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    real scale = R(1) / (R(1) - d->p);
+    real *restrict dx = d->y;
+    const real *restrict out = d->x, *restrict dy = d->res;
+    for (int64_t i = lo; i < hi; i++) {
+        real g = dy[i] * scale;
+        dx[i] += out[i] > R(0) ? g : R(0);
+    }
+}
+
+void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n)
+{
+    drop d = {.y = dx, .x = out, .res = dout, .p = p};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, relu_dropout_backward_range, &d);
+}
+
+static void dropout_add_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    real *x = d->y;
+    if (d->p == R(0)) {
+        for (int64_t i = lo; i < hi; i++) x[i] = d->res[i] + x[i];
+        return;
+    }
+    real scale = R(1) / (R(1) - d->p);
+    tt_cpu_keep_mask(d->mask + lo, &d->at, lo, hi - lo, d->p);
+    const real *restrict res = d->res;
+    const uint8_t *restrict keep = d->mask;
+    for (int64_t i = lo; i < hi; i++) {
+        real v = x[i] * scale;
+        x[i] = res[i] + (keep[i] ? v : R(0));
+    }
+}
+
+void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
+                                int64_t n)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    drop d = {.y = x, .mask = mask, .res = res, .p = p, .at = at};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, dropout_add_range, &d);
 }

@@ -2,26 +2,85 @@
  *   mean = sum x / C, var = sum (x - mean)^2 / C (biased, as PyTorch), rstd = 1/sqrt(var + eps)
  *   xhat = (x - mean) * rstd, y = xhat * w + b.  Saves mean and rstd per row.
  *   backward, per row, with g = dy * w:
- *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy */
+ *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy
+ * Rows split over the pool; dw and db are column sums, so they are a second pass split by
+ * columns (each sum over the rows in order, as on one thread). */
 #include "tensor/cpu/cpu.h"
+#include "tensor/cpu/pool.h"
 
-/* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C) */
-void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
-                              const real *weight, const real *bias, int64_t N, int C, real eps)
+typedef struct ln {
+    real *y, *mean, *rstd, *dw, *db;
+    const real *x, *w, *b, *dy;
+    const real *cmean, *crstd;
+    real eps;
+    int64_t N;
+    int C;
+} ln;
+
+static void ln_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
-    for (int64_t r = 0; r < N; r++) {
-        const real *x = inp + r * C;
-        real *y = out + r * C;
+    (void)tid;
+    const ln *l = ctx;
+    const int C = l->C;
+    for (int64_t r = lo; r < hi; r++) {
+        const real *x = l->x + r * C;
+        real *y = l->y + r * C;
         real m = R(0);
         for (int c = 0; c < C; c++) m += x[c];
         m /= (real)C;
         real v = R(0);
         for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
         v /= (real)C;
-        real s = R(1) / R_SQRT(v + eps);
-        for (int c = 0; c < C; c++) y[c] = (x[c] - m) * s * weight[c] + bias[c];
-        mean[r] = m;
-        rstd[r] = s;
+        real s = R(1) / R_SQRT(v + l->eps);
+        for (int c = 0; c < C; c++) y[c] = (x[c] - m) * s * l->w[c] + l->b[c];
+        l->mean[r] = m;
+        l->rstd[r] = s;
+    }
+}
+
+/* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C) */
+void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
+                              const real *weight, const real *bias, int64_t N, int C, real eps)
+{
+    ln l = {.y = out, .mean = mean, .rstd = rstd, .x = inp, .w = weight, .b = bias, .eps = eps,
+            .C = C};
+    tt_pool_for(N, 1, tt_cpu_row_grain(C) / 2, ln_rows, &l);
+}
+
+static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const ln *l = ctx;
+    const int C = l->C;
+    for (int64_t r = lo; r < hi; r++) {
+        const real *x = l->x + r * C, *dy = l->dy + r * C;
+        real m = l->cmean[r], s = l->crstd[r];
+        real gmean = R(0), gxmean = R(0);
+        for (int c = 0; c < C; c++) {
+            real g = dy[c] * l->w[c];
+            gmean += g;
+            gxmean += g * (x[c] - m) * s;
+        }
+        gmean /= (real)C;
+        gxmean /= (real)C;
+        real *dx = l->y + r * C;
+        for (int c = 0; c < C; c++)
+            dx[c] += s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
+    }
+}
+
+static void ln_backward_cols(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const ln *l = ctx;
+    const int C = l->C;
+    for (int64_t r = 0; r < l->N; r++) {
+        const real *x = l->x + r * C, *dy = l->dy + r * C;
+        real m = l->cmean[r], s = l->crstd[r];
+        if (l->dw)
+            for (int64_t c = lo; c < hi; c++) l->dw[c] += dy[c] * ((x[c] - m) * s);
+        if (l->db)
+            for (int64_t c = lo; c < hi; c++) l->db[c] += dy[c];
     }
 }
 
@@ -30,25 +89,10 @@ void tt_cpu_layernorm_backward(real *dinp, real *dweight, real *dbias, const rea
                                const real *inp, const real *weight, const real *mean,
                                const real *rstd, int64_t N, int C)
 {
-    for (int64_t r = 0; r < N; r++) {
-        const real *x = inp + r * C, *dy = dout + r * C;
-        real m = mean[r], s = rstd[r];
-        real gmean = R(0), gxmean = R(0);
-        for (int c = 0; c < C; c++) {
-            real xhat = (x[c] - m) * s;
-            real g = dy[c] * weight[c];
-            gmean += g;
-            gxmean += g * xhat;
-            if (dweight) dweight[c] += dy[c] * xhat;
-            if (dbias) dbias[c] += dy[c];
-        }
-        gmean /= (real)C;
-        gxmean /= (real)C;
-        if (!dinp) continue;
-        real *dx = dinp + r * C;
-        for (int c = 0; c < C; c++) {
-            real xhat = (x[c] - m) * s;
-            dx[c] += s * (dy[c] * weight[c] - gmean - xhat * gxmean);
-        }
-    }
+    ln l = {.y = dinp, .dw = dweight, .db = dbias, .x = inp, .w = weight, .dy = dout,
+            .cmean = mean, .crstd = rstd, .N = N, .C = C};
+    if (dinp) tt_pool_for(N, 1, tt_cpu_row_grain(C) / 2, ln_backward_rows, &l);
+    if (dweight || dbias)
+        tt_pool_for(C, TT_CPU_ALIGN, N * C >= TT_CPU_GRAIN ? TT_CPU_ALIGN : C, ln_backward_cols,
+                    &l);
 }

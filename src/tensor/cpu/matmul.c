@@ -1,7 +1,14 @@
-/* cpu/matmul.c: row-major (batched, strided) gemm on OpenBLAS.
+/* cpu/matmul.c: row-major (batched, strided) gemm on OpenBLAS, threaded by the pool.
  * C = alpha * op(A) op(B) + beta * C; the backward of a matmul is two more calls of this with
- * beta = 1 (see autograd/ops_matmul.c), so gradients accumulate. */
+ * beta = 1 (see autograd/ops_matmul.c), so gradients accumulate.
+ *
+ * OpenBLAS runs single-threaded (tt_cpu_set_threads) and the pool hands out blocks of C: a
+ * batch of several items (attention heads) by item; one matrix in GEMM_BLOCKS blocks of rows
+ * when C is at least as tall as wide, else of columns. The blocks depend on the shape only,
+ * never on the thread count, and OpenBLAS's result for a block depends on the block's shape
+ * (measured: not on its neighbours'), so C has the same bits at any thread count. */
 #include "tensor/cpu/cpu.h"
+#include "tensor/cpu/pool.h"
 
 #include <cblas.h>
 
@@ -10,6 +17,62 @@
 #else
 #define CBLAS_GEMM cblas_sgemm
 #endif
+
+#define GEMM_SPLIT_FLOPS 2e6 /* below this a gemm runs on the caller: a job costs ~1-2 us */
+#define GEMM_ALIGN 16        /* block edges on the micro-kernel's tile (16 rows of sgemm) */
+#define GEMM_BLOCKS 8        /* blocks of a split gemm: balanced on 1, 2, 4 or 8 threads */
+
+typedef struct gemm_args {
+    bool ta, tb;
+    int M, N, K;
+    real alpha, beta;
+    const real *A, *B;
+    real *C;
+    int lda, ldb, ldc;
+    int64_t sA, sB, sC;
+} gemm_args;
+
+/* rows [r0, r1) x columns [c0, c1) of C for batch item i */
+static void gemm_block(const gemm_args *g, int64_t i, int r0, int r1, int c0, int c1)
+{
+    const real *A = g->A + i * g->sA + (g->ta ? r0 : (int64_t)r0 * g->lda);
+    const real *B = g->B + i * g->sB + (g->tb ? (int64_t)c0 * g->ldb : c0);
+    real *C = g->C + i * g->sC + (int64_t)r0 * g->ldc + c0;
+    CBLAS_GEMM(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
+               g->tb ? CblasTrans : CblasNoTrans, r1 - r0, c1 - c0, g->K, g->alpha, A, g->lda,
+               B, g->ldb, g->beta, C, g->ldc);
+}
+
+typedef struct split_ctx {
+    const gemm_args *g;
+    int64_t item;
+    int len, blocks; /* the split dimension (M or N) and its blocks */
+    bool rows;
+} split_ctx;
+
+static void gemm_split_blocks(void *ctx, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const split_ctx *s = ctx;
+    int units = (s->len + GEMM_ALIGN - 1) / GEMM_ALIGN;
+    for (int64_t b = begin; b < end; b++) {
+        int lo = (int)(units * b / s->blocks) * GEMM_ALIGN;
+        int hi = (int)(units * (b + 1) / s->blocks) * GEMM_ALIGN;
+        if (hi > s->len) hi = s->len;
+        if (lo >= hi) continue;
+        if (s->rows)
+            gemm_block(s->g, s->item, lo, hi, 0, s->g->N);
+        else
+            gemm_block(s->g, s->item, 0, s->g->M, lo, hi);
+    }
+}
+
+static void gemm_items(void *ctx, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const gemm_args *g = ctx;
+    for (int64_t i = begin; i < end; i++) gemm_block(g, i, 0, g->M, 0, g->N);
+}
 
 void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
@@ -22,19 +85,40 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
                   "ta=%d tb=%d", lda, ldb, ldc, M, N, K, ta, tb);
     TT_ASSERT_MSG(batch <= 1 || sC != 0 || beta != R(0),
                   "gemm: a shared output (stride 0) over a batch must accumulate (beta != 0)");
-    if (M == 0 || N == 0) return;
+    if (M == 0 || N == 0 || batch == 0) return;
     /* BLAS wants leading dimensions >= 1 even for empty inner sizes. */
-    if (lda < 1) lda = 1;
-    if (ldb < 1) ldb = 1;
-    for (int i = 0; i < batch; i++)
-        CBLAS_GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                   M, N, K, alpha, A + i * sA, lda, B + i * sB, ldb, beta, C + i * sC, ldc);
+    gemm_args g = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+                   .A = A, .B = B, .C = C, .lda = lda < 1 ? 1 : lda, .ldb = ldb < 1 ? 1 : ldb,
+                   .ldc = ldc, .sA = sA, .sB = sB, .sC = sC};
+    if (2.0 * M * N * K * batch < GEMM_SPLIT_FLOPS) {
+        gemm_items(&g, 0, batch, 0);
+        return;
+    }
+    if (batch > 1 && sC != 0) { /* items write disjoint outputs */
+        tt_pool_each(batch, gemm_items, &g);
+        return;
+    }
+    for (int64_t i = 0; i < batch; i++) {
+        split_ctx s = {.g = &g, .item = i, .rows = M >= N};
+        s.len = s.rows ? M : N;
+        int units = (s.len + GEMM_ALIGN - 1) / GEMM_ALIGN;
+        s.blocks = units < GEMM_BLOCKS ? units : GEMM_BLOCKS;
+        tt_pool_for(s.blocks, 1, 1, gemm_split_blocks, &s);
+    }
 }
 
+/* OpenBLAS's own shutdown of its server threads (exported by the pthreads build, used by its
+ * fork handler). Weak: if a build lacks it, its idle threads merely stay. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
+/* The pool gets the threads; OpenBLAS keeps one, so its own pool never competes with ours.
+ * Its server threads are stopped too: started at load time, they spin (sched_yield) for about
+ * 0.1 s before they sleep, and on 2 cores that alone made the first tiny steps 5x slower. */
 void tt_cpu_set_threads(int n)
 {
-    if (n <= 0) n = openblas_get_num_procs();
-    openblas_set_num_threads(n);
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+    tt_pool_start(n);
 }
 
-int tt_cpu_get_threads(void) { return openblas_get_num_threads(); }
+int tt_cpu_get_threads(void) { return tt_pool_threads(); }
