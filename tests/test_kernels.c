@@ -2,6 +2,8 @@
  * CPU table against naive loops, on odd and larger shapes. Conventions: kernel_ref.h. */
 #include "kernel_ref.h"
 
+#include "tensor/cpu/reduce.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -505,12 +507,45 @@ START_TEST(test_embedding_backward_scatter_adds)
 }
 END_TEST
 
+
+/* The row kernels' exp (tensor/cpu/reduce.h): within 4 ulp of exp in double over its whole
+ * range, exactly 1 at 0, exactly 0 at -inf and where the result would be under FLT_MIN, NaN
+ * for NaN. */
+START_TEST(test_exp_nonpos)
+{
+    ck_assert(tt_exp_nonpos(R(0)) == R(1));
+    ck_assert(tt_exp_nonpos(-R_INF) == R(0));
+    ck_assert(isnan((double)tt_exp_nonpos((real)NAN)));
+    double worst = 0;
+    real worst_x = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        real x = (real)(-87.0 * i / 2000000.0);
+        double want = exp((double)x), got = (double)tt_exp_nonpos(x);
+        double err = fabs(got - want) / want;
+        if (err > worst) worst = err, worst_x = x;
+    }
+#ifdef TT_DOUBLE
+    const double ulp = 0x1p-52;
+#else
+    const double ulp = 0x1p-23;
+    ck_assert(tt_exp_nonpos(R(-87.5)) == R(0) && tt_exp_nonpos(R(-1000)) == R(0));
+#endif
+    ck_assert_msg(worst <= 4 * ulp, "worst relative error %.3g (%.2f ulp) at x = %.9g", worst,
+                  worst / ulp, (double)worst_x);
+    /* small positive inputs (rounding could give them) stay right too */
+    for (real x = R(0.001); x < R(5); x *= R(1.7))
+        ck_assert_msg(fabs((double)tt_exp_nonpos(x) / exp((double)x) - 1) <= 4 * ulp, "x = %g",
+                      (double)x);
+}
+END_TEST
+
 Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
 
     TCase *tc = new_tcase(s, "elementwise");
     tcase_add_test(tc, test_axpy);
+    tcase_add_test(tc, test_exp_nonpos);
     tcase_add_test(tc, test_add_forward);
     tcase_add_test(tc, test_scale_forward);
     tcase_add_test(tc, test_bias_forward);

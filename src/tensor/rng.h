@@ -43,10 +43,12 @@ real tt_rng_uniform_at(const tt_rng *at, int64_t e);
  * so its counter is a multiple of 4): one Philox block for four elements, the same values as
  * tt_rng_uniform_at gives one at a time. */
 void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4]);
-/* Uniforms of elements 4j .. 4j+31 (blocks j .. j+7, computed side by side): the same values
- * as eight tt_rng_uniform4_at calls, several times faster. For dropout masks. */
+/* Uniforms of elements 4j .. 4j+31 (blocks j .. j+7, computed side by side, with AVX2 where
+ * the CPU has it): the same values as eight tt_rng_uniform4_at calls, several times faster.
+ * tt_rng_words32_at gives the raw words (uniform = tt_rng_word_uniform(word)). For dropout. */
 #define TT_RNG_LANES 8
 void tt_rng_uniform32_at(const tt_rng *at, int64_t j, real out[4 * TT_RNG_LANES]);
+void tt_rng_words32_at(const tt_rng *at, int64_t j, uint32_t out[4 * TT_RNG_LANES]);
 /* Standard normal for element e of a draw that started at `at` (Box-Muller on word pairs). */
 real tt_rng_normal_at(const tt_rng *at, int64_t e);
 

@@ -13,6 +13,7 @@
  * single-threaded gemms: every head's work stays in its core's cache. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+#include "tensor/cpu/reduce.h"
 
 #include <stddef.h>
 
@@ -115,13 +116,12 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
             const real *p = P + (int64_t)i * T;
             real *g = dP + (int64_t)i * T;
             const uint8_t *kr = kp ? kp + (int64_t)i * T : NULL;
-            real dot = R(0);
             if (kr)
                 for (int jj = 0; jj < T; jj++) {
                     real v = g[jj] * s;
                     g[jj] = kr[jj] ? v : R(0);
                 }
-            for (int jj = 0; jj < T; jj++) dot += g[jj] * p[jj];
+            real dot = tt_row_dot(g, p, T);
             for (int jj = 0; jj < T; jj++) g[jj] = p[jj] * (g[jj] - dot);
         }
         if (j->dq)

@@ -3,10 +3,11 @@
  *   xhat = (x - mean) * rstd, y = xhat * w + b.  Saves mean and rstd per row.
  *   backward, per row, with g = dy * w:
  *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy
- * Rows split over the pool; dw and db are column sums, so they are a second pass split by
+ * Row sums in lanes (reduce.h). Rows split over the pool; dw and db are column sums, so they are a second pass split by
  * columns (each sum over the rows in order, as on one thread). */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+#include "tensor/cpu/reduce.h"
 
 typedef struct ln {
     real *y, *mean, *rstd, *dw, *db;
@@ -25,12 +26,8 @@ static void ln_rows(void *ctx, int64_t lo, int64_t hi, int tid)
     for (int64_t r = lo; r < hi; r++) {
         const real *x = l->x + r * C;
         real *y = l->y + r * C;
-        real m = R(0);
-        for (int c = 0; c < C; c++) m += x[c];
-        m /= (real)C;
-        real v = R(0);
-        for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
-        v /= (real)C;
+        real m = tt_row_sum(x, C) / (real)C;
+        real v = tt_row_sq_dev(x, m, C) / (real)C;
         real s = R(1) / R_SQRT(v + l->eps);
         for (int c = 0; c < C; c++) y[c] = (x[c] - m) * s * l->w[c] + l->b[c];
         l->mean[r] = m;
@@ -55,17 +52,23 @@ static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
     for (int64_t r = lo; r < hi; r++) {
         const real *x = l->x + r * C, *dy = l->dy + r * C;
         real m = l->cmean[r], s = l->crstd[r];
-        real gmean = R(0), gxmean = R(0);
-        for (int c = 0; c < C; c++) {
+        /* mean(g) and mean(g * xhat), g = dy * w, in lanes (reduce.h) */
+        real ga[TT_LANES] = {0}, gxa[TT_LANES] = {0};
+        int c = 0;
+        for (; c + TT_LANES <= C; c += TT_LANES)
+            for (int k = 0; k < TT_LANES; k++) {
+                real g = dy[c + k] * l->w[c + k];
+                ga[k] += g;
+                gxa[k] += g * (x[c + k] - m);
+            }
+        for (int k = 0; c < C; c++, k++) {
             real g = dy[c] * l->w[c];
-            gmean += g;
-            gxmean += g * (x[c] - m) * s;
+            ga[k] += g;
+            gxa[k] += g * (x[c] - m);
         }
-        gmean /= (real)C;
-        gxmean /= (real)C;
+        real gmean = tt_lanes_total(ga) / (real)C, gxmean = tt_lanes_total(gxa) * s / (real)C;
         real *dx = l->y + r * C;
-        for (int c = 0; c < C; c++)
-            dx[c] += s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
+        for (c = 0; c < C; c++) dx[c] += s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
     }
 }
 

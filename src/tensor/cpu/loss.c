@@ -6,6 +6,7 @@
  * tt_pool_sum: in double, over fixed blocks, so they do not depend on the thread count. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+#include "tensor/cpu/reduce.h"
 
 static int64_t count_targets(const int32_t *targets, int64_t N, int V)
 {
@@ -39,7 +40,7 @@ static double ce_rows(void *ctx, int64_t lo, int64_t hi)
         real m = -R_INF;
         for (int v = 0; v < V; v++) m = x[v] > m ? x[v] : m;
         real s = R(0);
-        for (int v = 0; v < V; v++) s += R_EXP(x[v] - m);
+        for (int v = 0; v < V; v++) s += tt_exp_nonpos(x[v] - m);
         e->lse[i] = m + R_LOG(s);
         if (e->t[i] != TT_IGNORE_INDEX) total += (double)(e->lse[i] - x[e->t[i]]);
     }
@@ -65,7 +66,7 @@ static void ce_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
         if (e->t[i] == TT_IGNORE_INDEX) continue;
         const real *x = e->x + i * V;
         real *dx = e->dx + i * V, l = e->lse[i];
-        for (int v = 0; v < V; v++) dx[v] += e->g * R_EXP(x[v] - l);
+        for (int v = 0; v < V; v++) dx[v] += e->g * tt_exp_nonpos(x[v] - l);
         dx[e->t[i]] -= e->g;
     }
 }

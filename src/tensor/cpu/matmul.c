@@ -3,10 +3,11 @@
  * beta = 1 (see autograd/ops_matmul.c), so gradients accumulate.
  *
  * OpenBLAS runs single-threaded (tt_cpu_set_threads) and the pool hands out blocks of C: a
- * batch of several items (attention heads) by item; one matrix in GEMM_BLOCKS blocks of rows
- * when C is at least as tall as wide, else of columns. The blocks depend on the shape only,
- * never on the thread count, and OpenBLAS's result for a block depends on the block's shape
- * (measured: not on its neighbours'), so C has the same bits at any thread count. */
+ * batch of several items (attention heads) by item; one matrix in max(2, threads) blocks of
+ * rows when C is at least as tall as wide, else of columns. One block per thread: each block
+ * packs the whole shared operand again, and 8 blocks on 2 threads cost 5% of a step (measured
+ * on the small bench config). OpenBLAS's sums depend on the block's shape, so C has the same
+ * bits at 1 and 2 threads (both split in 2), and may differ in the last bits at more. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 
@@ -20,7 +21,7 @@
 
 #define GEMM_SPLIT_FLOPS 2e6 /* below this a gemm runs on the caller: a job costs ~1-2 us */
 #define GEMM_ALIGN 16        /* block edges on the micro-kernel's tile (16 rows of sgemm) */
-#define GEMM_BLOCKS 8        /* blocks of a split gemm: balanced on 1, 2, 4 or 8 threads */
+#define GEMM_MIN_BLOCKS 2    /* blocks of a split gemm: this many, or one per thread if more */
 
 typedef struct gemm_args {
     bool ta, tb;
@@ -101,8 +102,9 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
     for (int64_t i = 0; i < batch; i++) {
         split_ctx s = {.g = &g, .item = i, .rows = M >= N};
         s.len = s.rows ? M : N;
-        int units = (s.len + GEMM_ALIGN - 1) / GEMM_ALIGN;
-        s.blocks = units < GEMM_BLOCKS ? units : GEMM_BLOCKS;
+        int units = (s.len + GEMM_ALIGN - 1) / GEMM_ALIGN, most = tt_pool_threads();
+        if (most < GEMM_MIN_BLOCKS) most = GEMM_MIN_BLOCKS;
+        s.blocks = units < most ? units : most;
         tt_pool_for(s.blocks, 1, 1, gemm_split_blocks, &s);
     }
 }

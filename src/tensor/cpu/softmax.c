@@ -1,9 +1,11 @@
 /* cpu/softmax.c: row softmax over the last dimension, rows split over the pool.
  *   y_j = exp(x_j - m) / sum_k exp(x_k - m), m = max_k x_k (so no overflow)
  *   A row whose entries are all -inf (every key masked) gives zeros, never NaN.
- *   backward, per row: dx_j += y_j * (dy_j - sum_k dy_k y_k). Saves its output y. */
+ *   backward, per row: dx_j += y_j * (dy_j - sum_k dy_k y_k). Saves its output y.
+ * Row sums in lanes (reduce.h). */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+#include "tensor/cpu/reduce.h"
 
 typedef struct sm {
     real *y;
@@ -25,12 +27,8 @@ static void softmax_rows(void *ctx, int64_t lo, int64_t hi, int tid)
             for (int c = 0; c < C; c++) y[c] = R(0);
             continue;
         }
-        real sum = R(0);
-        for (int c = 0; c < C; c++) {
-            y[c] = R_EXP(x[c] - m);
-            sum += y[c];
-        }
-        real inv = R(1) / sum;
+        for (int c = 0; c < C; c++) y[c] = tt_exp_nonpos(x[c] - m);
+        real inv = R(1) / tt_row_sum(y, C);
         for (int c = 0; c < C; c++) y[c] *= inv;
     }
 }
@@ -49,8 +47,7 @@ static void softmax_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
     for (int64_t r = lo; r < hi; r++) {
         const real *y = s->x + r * C, *dy = s->dy + r * C;
         real *dx = s->y + r * C;
-        real dot = R(0);
-        for (int c = 0; c < C; c++) dot += dy[c] * y[c];
+        real dot = tt_row_dot(dy, y, C);
         for (int c = 0; c < C; c++) dx[c] += y[c] * (dy[c] - dot);
     }
 }
