@@ -89,6 +89,22 @@ END_TEST
 START_TEST(test_bias_forward_in_place) { check_bias_forward(true); }
 END_TEST
 
+/* inp NULL: every row of out becomes the bias, whatever out held */
+START_TEST(test_bias_forward_fill)
+{
+    for (int s = 0; s < NSHAPES; s++) {
+        int64_t N = SHAPES[s].N, n = N * SHAPES[s].C;
+        int C = SHAPES[s].C;
+        real *bias = randn(C, 133), *out = randu(n, 134, -9, 9);
+        be->bias_forward(out, NULL, bias, N, C);
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(out[i] == bias[i % C], "N=%lld C=%d: out[%lld] is not the bias",
+                          (long long)N, C, (long long)i);
+        free_all(bias, out);
+    }
+}
+END_TEST
+
 START_TEST(test_bias_backward)
 {
     for (int s = 0; s < NSHAPES; s++) {
@@ -550,6 +566,7 @@ Suite *kernels_suite(void)
     tcase_add_test(tc, test_scale_forward);
     tcase_add_test(tc, test_bias_forward);
     tcase_add_test(tc, test_bias_forward_in_place);
+    tcase_add_test(tc, test_bias_forward_fill);
     tcase_add_test(tc, test_bias_backward);
     tcase_add_test(tc, test_mul_forward);
     tcase_add_loop_test(tc, test_mul_backward, 1, 4);

@@ -55,7 +55,8 @@ typedef struct tt_backend {
     void (*add_forward)(real *out, const real *a, const real *b, int64_t n);
     /* out = s * inp  (n) */
     void (*scale_forward)(real *out, const real *inp, real s, int64_t n);
-    /* out (N,C) = inp (N,C) + bias (C); out may equal inp */
+    /* out (N,C) = inp (N,C) + bias (C); out may equal inp; inp NULL: out = the bias in every
+     * row (how a Linear starts, before its gemm with beta 1) */
     void (*bias_forward)(real *out, const real *inp, const real *bias, int64_t N, int C);
     /* dbias (C) += column sums of dout (N,C) */
     void (*bias_backward)(real *dbias, const real *dout, int64_t N, int C);

@@ -50,14 +50,18 @@ void tt_cpu_scale_forward(real *out, const real *inp, real s, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, scale_range, &(ew){.y = out, .a = inp, .s = s});
 }
 
-/* rows [lo, hi) of out (N,C) = inp + bias (C) */
+/* rows [lo, hi) of out (N,C) = inp + bias (C), or the bias alone when inp is NULL */
 static void bias_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ew *e = ctx;
     for (int64_t r = lo; r < hi; r++) {
-        const real *x = e->a + r * e->C;
         real *y = e->y + r * e->C;
+        if (!e->a) {
+            for (int c = 0; c < e->C; c++) y[c] = e->b[c];
+            continue;
+        }
+        const real *x = e->a + r * e->C;
         for (int c = 0; c < e->C; c++) y[c] = x[c] + e->b[c];
     }
 }
