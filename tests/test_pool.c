@@ -342,13 +342,18 @@ START_TEST(test_rng_uniform32_matches_uniform4)
                                   (long long)j, 4 * b + k);
             }
         }
-        /* keep masks from any first element, of any length */
+        /* keep masks (32 at a time through tt_rng_keep32_at's integer compare) from any first
+         * element, of any length, for p at the edges too */
+        const real ps[] = {R(0), R(1e-7), R(0.4), R(0.5), R(0.9999999)};
         uint8_t keep[300];
-        for (int64_t first = 0; first < 9; first++) {
-            tt_cpu_keep_mask(keep, &at, first, 300 - first, R(0.4));
-            for (int64_t e = 0; e < 300 - first; e++)
-                ck_assert_int_eq(keep[e], tt_rng_uniform_at(&at, first + e) >= R(0.4));
-        }
+        for (int k = 0; k < 5; k++)
+            for (int64_t first = 0; first < 9; first++) {
+                tt_cpu_keep_mask(keep, &at, first, 300 - first, ps[k]);
+                for (int64_t e = 0; e < 300 - first; e++)
+                    ck_assert_msg(keep[e] == (tt_rng_uniform_at(&at, first + e) >= ps[k]),
+                                  "p %g first %lld element %lld", (double)ps[k],
+                                  (long long)first, (long long)e);
+            }
     }
 }
 END_TEST

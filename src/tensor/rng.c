@@ -115,9 +115,11 @@ __attribute__((target("avx2"))) static inline void mul_hi_lo(__m256i a, __m256i 
     *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
 
-/* The same 8 blocks with AVX2 intrinsics: about 4x the portable loop's speed under GCC 12. */
-__attribute__((target("avx2"))) static void philox8_avx2(uint64_t b0, uint64_t seed,
-                                                         uint64_t stream, uint32_t c[4][8])
+/* The same 8 blocks with AVX2 intrinsics: about 4x the portable loop's speed under GCC 12.
+ * c[k] lane i is word k of block b0 + i. */
+__attribute__((target("avx2"))) static inline void philox8_avx2_regs(uint64_t b0, uint64_t seed,
+                                                                     uint64_t stream,
+                                                                     __m256i c[4])
 {
     uint32_t lo[8], hi[8];
     for (int i = 0; i < 8; i++) {
@@ -144,12 +146,52 @@ __attribute__((target("avx2"))) static void philox8_avx2(uint64_t b0, uint64_t s
         k0 = _mm256_add_epi32(k0, w0);
         k1 = _mm256_add_epi32(k1, w1);
     }
-    _mm256_storeu_si256((__m256i *)c[0], c0);
-    _mm256_storeu_si256((__m256i *)c[1], c1);
-    _mm256_storeu_si256((__m256i *)c[2], c2);
-    _mm256_storeu_si256((__m256i *)c[3], c3);
+    c[0] = c0;
+    c[1] = c1;
+    c[2] = c2;
+    c[3] = c3;
+}
+
+__attribute__((target("avx2"))) static void philox8_avx2(uint64_t b0, uint64_t seed,
+                                                         uint64_t stream, uint32_t c[4][8])
+{
+    __m256i v[4];
+    philox8_avx2_regs(b0, seed, stream, v);
+    for (int k = 0; k < 4; k++) _mm256_storeu_si256((__m256i *)c[k], v[k]);
+}
+
+/* keep[e] = (word e >> 8) >= thr for the 32 words of blocks b0 .. b0+7, in element order: the
+ * four masks (word k of each block) are transposed 4x4 inside each 128-bit half, then packed
+ * 32 -> 16 -> 8 bits, which puts elements 0..31 in order. */
+__attribute__((target("avx2"))) static void keep8_avx2(uint64_t b0, uint64_t seed,
+                                                       uint64_t stream, uint32_t thr,
+                                                       uint8_t keep[32])
+{
+    __m256i c[4], m[4];
+    philox8_avx2_regs(b0, seed, stream, c);
+    /* (w >> 8) < 2^24 and thr <= 2^24: signed compares are exact */
+    const __m256i t = _mm256_set1_epi32((int)thr - 1);
+    for (int k = 0; k < 4; k++) m[k] = _mm256_cmpgt_epi32(_mm256_srli_epi32(c[k], 8), t);
+    __m256i a0 = _mm256_unpacklo_epi32(m[0], m[1]), a1 = _mm256_unpackhi_epi32(m[0], m[1]);
+    __m256i b0v = _mm256_unpacklo_epi32(m[2], m[3]), b1v = _mm256_unpackhi_epi32(m[2], m[3]);
+    __m256i t0 = _mm256_unpacklo_epi64(a0, b0v), t1 = _mm256_unpackhi_epi64(a0, b0v);
+    __m256i t2 = _mm256_unpacklo_epi64(a1, b1v), t3 = _mm256_unpackhi_epi64(a1, b1v);
+    __m256i u0 = _mm256_packs_epi32(t0, t1), u1 = _mm256_packs_epi32(t2, t3);
+    __m256i bytes = _mm256_and_si256(_mm256_packs_epi16(u0, u1), _mm256_set1_epi8(1));
+    _mm256_storeu_si256((__m256i *)keep, bytes);
 }
 #endif
+
+static bool have_avx2(void)
+{
+#ifdef HAVE_PHILOX8_AVX2
+    static int avx2 = -1; /* racy but idempotent: every thread stores the same answer */
+    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return avx2;
+#else
+    return false;
+#endif
+}
 
 void tt_rng_words32_at(const tt_rng *at, int64_t j, uint32_t out[4 * TT_RNG_LANES])
 {
@@ -158,15 +200,28 @@ void tt_rng_words32_at(const tt_rng *at, int64_t j, uint32_t out[4 * TT_RNG_LANE
     uint32_t c[4][8];
     uint64_t b0 = (at->counter >> 2) + (uint64_t)j;
 #ifdef HAVE_PHILOX8_AVX2
-    static int avx2 = -1; /* racy but idempotent: every thread stores the same answer */
-    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (avx2)
+    if (have_avx2())
         philox8_avx2(b0, at->seed, at->stream, c);
     else
 #endif
         philox8_portable(b0, at->seed, at->stream, c);
     for (int i = 0; i < TT_RNG_LANES; i++)
         for (int k = 0; k < 4; k++) out[4 * i + k] = c[k][i];
+}
+
+void tt_rng_keep32_at(const tt_rng *at, int64_t j, uint32_t thr, uint8_t keep[4 * TT_RNG_LANES])
+{
+    TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_keep32_at: counter %llu not a multiple of 4",
+                  (unsigned long long)at->counter);
+#ifdef HAVE_PHILOX8_AVX2
+    if (have_avx2()) {
+        keep8_avx2((at->counter >> 2) + (uint64_t)j, at->seed, at->stream, thr, keep);
+        return;
+    }
+#endif
+    uint32_t w[4 * TT_RNG_LANES];
+    tt_rng_words32_at(at, j, w);
+    for (int e = 0; e < 4 * TT_RNG_LANES; e++) keep[e] = (w[e] >> 8) >= thr;
 }
 
 void tt_rng_uniform32_at(const tt_rng *at, int64_t j, real out[4 * TT_RNG_LANES])

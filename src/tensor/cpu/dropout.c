@@ -17,13 +17,10 @@ void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n,
      * <=>  (word >> 8) >= ceil(p * 2^24): an integer compare, no conversion */
     double t = ceil((double)p * 16777216.0);
     uint32_t thr = t > 16777216.0 ? 16777217u : (uint32_t)t;
-    uint32_t w[4 * TT_RNG_LANES];
     int64_t e = 0;
     for (; (first + e) % 4 && e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
-    for (; e + 4 * TT_RNG_LANES <= n; e += 4 * TT_RNG_LANES) {
-        tt_rng_words32_at(at, (first + e) / 4, w);
-        for (int k = 0; k < 4 * TT_RNG_LANES; k++) keep[e + k] = (w[k] >> 8) >= thr;
-    }
+    for (; e + 4 * TT_RNG_LANES <= n; e += 4 * TT_RNG_LANES)
+        tt_rng_keep32_at(at, (first + e) / 4, thr, keep + e);
     for (; e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
 }
 
