@@ -202,6 +202,48 @@ START_TEST(test_threaded_gemm_same_bits)
 }
 END_TEST
 
+
+/* gemm_pair: a Linear's backward (dx = dy W, dW = dy^T x) gives the same bits at 1, 2 and 3
+ * threads, and the values of two gemm calls */
+START_TEST(test_gemm_pair_same_bits)
+{
+    const int N = 300, IN = 70, OUT = 90;
+    real *dy = randn((int64_t)N * OUT, 1), *w = randn((int64_t)OUT * IN, 2);
+    real *x = randn((int64_t)N * IN, 3), *dx0 = randn((int64_t)N * IN, 4);
+    real *dw0 = randn((int64_t)OUT * IN, 5);
+    real *dx = malloc((size_t)N * IN * sizeof(real)), *dw = malloc((size_t)OUT * IN * sizeof(real));
+    real *want_dx = dup_real(dx0, (int64_t)N * IN), *want_dw = dup_real(dw0, (int64_t)OUT * IN);
+    tt_pool_start(1);
+    be->gemm(false, false, N, IN, OUT, R(1), dy, OUT, 0, w, IN, 0, R(1), want_dx, IN, 0, 1);
+    be->gemm(true, false, OUT, IN, N, R(1), dy, OUT, 0, x, IN, 0, R(1), want_dw, IN, 0, 1);
+    real *first_dx = NULL, *first_dw = NULL;
+    for (int t = 1; t <= 3; t++) {
+        tt_pool_start(t);
+        memcpy(dx, dx0, (size_t)N * IN * sizeof(real));
+        memcpy(dw, dw0, (size_t)OUT * IN * sizeof(real));
+        tt_gemm_op gx = {.M = N, .N = IN, .K = OUT, .alpha = R(1), .A = dy, .lda = OUT, .B = w,
+                         .ldb = IN, .beta = R(1), .C = dx, .ldc = IN};
+        tt_gemm_op gw = {.ta = true, .M = OUT, .N = IN, .K = N, .alpha = R(1), .A = dy,
+                         .lda = OUT, .B = x, .ldb = IN, .beta = R(1), .C = dw, .ldc = IN};
+        be->gemm_pair(&gx, &gw);
+        ck_assert_close("gemm_pair dx", dx, want_dx, (int64_t)N * IN, 4 * tol_sum(OUT),
+                        tol_sum(OUT));
+        ck_assert_close("gemm_pair dw", dw, want_dw, (int64_t)OUT * IN, 4 * tol_sum(N),
+                        tol_sum(N));
+        if (t == 1) {
+            first_dx = dup_real(dx, (int64_t)N * IN);
+            first_dw = dup_real(dw, (int64_t)OUT * IN);
+        } else {
+            ck_assert_msg(memcmp(dx, first_dx, (size_t)N * IN * sizeof(real)) == 0,
+                          "gemm_pair dx: %d threads differ from 1", t);
+            ck_assert_msg(memcmp(dw, first_dw, (size_t)OUT * IN * sizeof(real)) == 0,
+                          "gemm_pair dw: %d threads differ from 1", t);
+        }
+    }
+    free_all(dy, w, x, dx0, dw0, dx, dw, want_dx, want_dw, first_dx, first_dw);
+}
+END_TEST
+
 START_TEST(test_threaded_elementwise_same_bits)
 {
     const int64_t n = 100003; /* odd: the last range is short */
@@ -369,6 +411,7 @@ Suite *threads_suite(void)
     tcase_add_test(tc, test_pool_restart_and_stop);
     tc = new_tcase(s, "same bits for any thread count");
     tcase_add_test(tc, test_threaded_gemm_same_bits);
+    tcase_add_test(tc, test_gemm_pair_same_bits);
     tcase_add_test(tc, test_threaded_elementwise_same_bits);
     tcase_add_test(tc, test_threaded_rows_same_bits);
     tcase_add_test(tc, test_threaded_dropout_same_bits);

@@ -106,10 +106,17 @@ static void linear_backward(tt_graph *g, tt_node *n)
     int N = n->i[0], IN = n->i[1], OUT = n->i[2];
     const real *dy = n->out->grad.data;
     real *dx = tt_grad_or_null(g, x), *dw = tt_grad_or_null(g, w), *db = tt_grad_or_null(g, bias);
-    if (dx)
+    tt_gemm_op gx = {.ta = false, .tb = false, .M = N, .N = IN, .K = OUT, .alpha = R(1),
+                     .A = dy, .lda = OUT, .B = w->val.data, .ldb = IN, .beta = R(1), .C = dx,
+                     .ldc = IN};
+    tt_gemm_op gw = {.ta = true, .tb = false, .M = OUT, .N = IN, .K = N, .alpha = R(1), .A = dy,
+                     .lda = OUT, .B = x->val.data, .ldb = IN, .beta = R(1), .C = dw, .ldc = IN};
+    if (dx && dw)
+        g->be->gemm_pair(&gx, &gw); /* the same FLOPs: one each on two threads */
+    else if (dx)
         g->be->gemm(false, false, N, IN, OUT, R(1), dy, OUT, 0, w->val.data, IN, 0, R(1), dx, IN,
                     0, 1);
-    if (dw)
+    else if (dw)
         g->be->gemm(true, false, OUT, IN, N, R(1), dy, OUT, 0, x->val.data, IN, 0, R(1), dw, IN,
                     0, 1);
     if (db) g->be->bias_backward(db, dy, N, OUT);

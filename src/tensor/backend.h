@@ -26,6 +26,20 @@ typedef struct tt_attn_desc {
     real p; /* dropout on the weights, [0,1) */
 } tt_attn_desc;
 
+/* One gemm, as gemm_pair takes it: C = alpha op(A) op(B) + beta C, row-major, no batch. */
+typedef struct tt_gemm_op {
+    bool ta, tb;
+    int M, N, K;
+    real alpha;
+    const real *A;
+    int lda;
+    const real *B;
+    int ldb;
+    real beta;
+    real *C;
+    int ldc;
+} tt_gemm_op;
+
 typedef struct tt_backend {
     const char *name;
 
@@ -48,6 +62,9 @@ typedef struct tt_backend {
     void (*gemm)(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);
+    /* Two independent gemms (distinct outputs), at the same time where the device can: a
+     * Linear's backward, dx = dy W and dW = dy^T x, which have the same FLOPs. */
+    void (*gemm_pair)(const tt_gemm_op *a, const tt_gemm_op *b);
 
     /* y += alpha * x  (n): the backward of add and scale */
     void (*axpy)(real *y, real alpha, const real *x, int64_t n);

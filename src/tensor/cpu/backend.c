@@ -58,6 +58,7 @@ const tt_backend tt_cpu_backend = {
     .set_threads = tt_cpu_set_threads,
     .get_threads = tt_cpu_get_threads,
     .gemm = tt_cpu_gemm,
+    .gemm_pair = tt_cpu_gemm_pair,
     .axpy = tt_cpu_axpy,
     .add_forward = tt_cpu_add_forward,
     .scale_forward = tt_cpu_scale_forward,

@@ -7,7 +7,8 @@
  * rows when C is at least as tall as wide, else of columns. One block per thread: each block
  * packs the whole shared operand again, and 8 blocks on 2 threads cost 5% of a step (measured
  * on the small bench config). OpenBLAS's sums depend on the block's shape, so C has the same
- * bits at 1 and 2 threads (both split in 2), and may differ in the last bits at more. */
+ * bits at 1 and 2 threads (both split in 2), and may differ in the last bits at more. A gemm
+ * called inside a job (an attention head, one of a gemm_pair) is one block. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 
@@ -102,11 +103,34 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
     for (int64_t i = 0; i < batch; i++) {
         split_ctx s = {.g = &g, .item = i, .rows = M >= N};
         s.len = s.rows ? M : N;
+        /* inside a job (a head, one of a pair) the gemm is one block at any thread count */
         int units = (s.len + GEMM_ALIGN - 1) / GEMM_ALIGN, most = tt_pool_threads();
         if (most < GEMM_MIN_BLOCKS) most = GEMM_MIN_BLOCKS;
+        if (tt_pool_in_job()) most = 1;
         s.blocks = units < most ? units : most;
         tt_pool_for(s.blocks, 1, 1, gemm_split_blocks, &s);
     }
+}
+
+static void gemm_op(void *ctx, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const tt_gemm_op *const *ops = ctx;
+    for (int64_t i = begin; i < end; i++) {
+        const tt_gemm_op *o = ops[i];
+        tt_cpu_gemm(o->ta, o->tb, o->M, o->N, o->K, o->alpha, o->A, o->lda, 0, o->B, o->ldb, 0,
+                    o->beta, o->C, o->ldc, 0, 1);
+    }
+}
+
+/* Each gemm whole on its own thread (inside the pool's job, tt_cpu_gemm does not split): with
+ * two threads both are busy and no operand is packed twice; a Linear's backward on tiny took
+ * 4 OpenBLAS calls, now 2. At one thread they run one after the other, unsplit too, so the bits
+ * are the same. With more threads the others wait: the gemms of a Linear are those of 2. */
+void tt_cpu_gemm_pair(const tt_gemm_op *a, const tt_gemm_op *b)
+{
+    const tt_gemm_op *ops[2] = {a, b};
+    tt_pool_each(2, gemm_op, ops);
 }
 
 /* OpenBLAS's own shutdown of its server threads (exported by the pthreads build, used by its

@@ -59,6 +59,8 @@ static _Thread_local bool in_job; /* nested kernels run on their own thread */
 
 int tt_pool_threads(void) { return P.n; }
 
+bool tt_pool_in_job(void) { return in_job; }
+
 static void run_chunk(const job *j, int64_t c, int tid)
 {
     int64_t units = (j->n + j->align - 1) / j->align;

@@ -13,6 +13,7 @@
 #ifndef TT_CPU_POOL_H
 #define TT_CPU_POOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define TT_POOL_MAX 64
@@ -27,6 +28,8 @@ void tt_pool_start(int n);
 void tt_pool_stop(void);
 /* Threads a job uses, the caller included (1 before tt_pool_start). */
 int tt_pool_threads(void);
+/* Whether the calling thread is running a job's items (so a kernel it calls runs inline). */
+bool tt_pool_in_job(void);
 
 /* fn over [0, n) in contiguous ranges (up to 4 per thread, handed out as threads come free).
  * Range boundaries are multiples of `align` (so a kernel may rely on, e.g., 4-element Philox
