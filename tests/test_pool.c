@@ -384,7 +384,7 @@ START_TEST(test_rng_uniform32_matches_uniform4)
                                   (long long)j, 4 * b + k);
             }
         }
-        /* keep masks (32 at a time through tt_rng_keep32_at's integer compare) from any first
+        /* keep masks (64 and 32 at a time through tt_rng_keep_at's integer compare) from any first
          * element, of any length, for p at the edges too */
         const real ps[] = {R(0), R(1e-7), R(0.4), R(0.5), R(0.9999999)};
         uint8_t keep[300];

@@ -49,9 +49,9 @@ void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4]);
 #define TT_RNG_LANES 8
 void tt_rng_uniform32_at(const tt_rng *at, int64_t j, real out[4 * TT_RNG_LANES]);
 void tt_rng_words32_at(const tt_rng *at, int64_t j, uint32_t out[4 * TT_RNG_LANES]);
-/* keep[e] = (word >> 8) >= thr for the same 32 elements, 1 or 0. With thr = ceil(p * 2^24)
- * this is exactly uniform >= p: a dropout keep mask without a single float. */
-void tt_rng_keep32_at(const tt_rng *at, int64_t j, uint32_t thr, uint8_t keep[4 * TT_RNG_LANES]);
+/* keep[e] = (word >> 8) >= thr, 1 or 0, for the 32 * n32 elements from 4j on. With
+ * thr = ceil(p * 2^24) this is exactly uniform >= p: a dropout keep mask without a float. */
+void tt_rng_keep_at(const tt_rng *at, int64_t j, uint32_t thr, int64_t n32, uint8_t *keep);
 /* Standard normal for element e of a draw that started at `at` (Box-Muller on word pairs). */
 real tt_rng_normal_at(const tt_rng *at, int64_t e);
 

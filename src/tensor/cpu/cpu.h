@@ -52,7 +52,7 @@ void tt_cpu_embedding_backward(real *dweight, const int32_t *tokens, const real 
                                int C);
 
 /* keep[e] = uniform(at, first + e) >= p for e < n: the mask tt_dropout draws, 32 elements at a
- * time (tt_rng_uniform32_at). Also the attention weights' dropout mask. */
+ * time (tt_rng_keep_at). Also the attention weights' dropout mask. */
 void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p);
 void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                             int64_t n);

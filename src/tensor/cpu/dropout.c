@@ -19,8 +19,9 @@ void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n,
     uint32_t thr = t > 16777216.0 ? 16777217u : (uint32_t)t;
     int64_t e = 0;
     for (; (first + e) % 4 && e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
-    for (; e + 4 * TT_RNG_LANES <= n; e += 4 * TT_RNG_LANES)
-        tt_rng_keep32_at(at, (first + e) / 4, thr, keep + e);
+    int64_t n32 = (n - e) / (4 * TT_RNG_LANES);
+    tt_rng_keep_at(at, (first + e) / 4, thr, n32, keep + e);
+    e += n32 * 4 * TT_RNG_LANES;
     for (; e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
 }
 
