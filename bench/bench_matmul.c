@@ -1,9 +1,9 @@
 /* bench_matmul.c: GFLOP/s of the tt_matmul op against raw cblas_sgemm, same run, same inputs.
  * For every projection, FFN, output-head and per-head attention gemm of the tiny, small and
- * medium configs, at 1 and 2 OpenBLAS threads, it times our op through a real graph
- * (leaf vars, tt_matmul, tt_graph_reset per call, as a training step does) and the cblas_sgemm
- * calls it should reduce to, interleaved round by round so drift on this noisy 2-core VM hits
- * both. Each shape is first checked: ours == raw, and raw == a float64 loop on sampled entries;
+ * medium configs, at 1 and 2 threads, it times our op through a real graph (leaf vars,
+ * tt_matmul, tt_graph_reset per call, as a training step does: our pool, OpenBLAS at one
+ * thread per block) and raw cblas_sgemm calls with OpenBLAS's own threads, raw rounds first
+ * (see measure). Each shape is first checked: ours == raw, and raw == a float64 loop on sampled entries;
  * a mismatch exits 1. Options: --quick --no-grad --verbose --config NAME; see bench/README.md. */
 #include "autograd/ops.h"
 
@@ -47,7 +47,7 @@ typedef struct timing {
     double ratio;         /* median over rounds of raw_time / ours_time = ours GF/s / raw GF/s */
 } timing;
 
-static int n_rounds = 9;        /* interleaved ours/raw measurements per (shape, threads) */
+static int n_rounds = 9;        /* measurements per side per (shape, threads) */
 static double target_s = 0.030; /* each measurement repeats the call for at least this long */
 static bool no_grad = false;
 static bool verbose = false;    /* print every round's times */
@@ -189,25 +189,22 @@ static double verify(ours_ctx *o, const bench_case *bc)
     return diff;
 }
 
-static timing measure(ours_ctx *o, const bench_case *bc)
+/* Raw first, with OpenBLAS's own `threads` threads; then ours, on our pool with OpenBLAS at one
+ * thread (set_threads also stops OpenBLAS's threads). Not interleaved: OpenBLAS's threads spin
+ * for a while after each call, and would take the cores from our pool's. */
+static timing measure(ours_ctx *o, const bench_case *bc, int threads)
 {
-    /* Warm up both sides (thread pool wake-up, caches, page faults in the output). */
-    for (int w = 0; w < 3; w++) {
-        time_ours(o, bc, 1);
-        time_raw(bc, 1);
-    }
+    openblas_set_num_threads(threads);
+    for (int w = 0; w < 3; w++) time_raw(bc, 1); /* wakes its threads, warms caches and pages */
     /* Calibrate on the raw side: both sides then run the same number of reps. */
     int reps = 1;
     while (time_raw(bc, reps) * reps < target_s && reps < (1 << 24)) reps *= 2;
     double ours[32], raw[32], ratio[32];
+    for (int r = 0; r < n_rounds; r++) raw[r] = time_raw(bc, reps);
+    tt_cpu_backend.set_threads(threads);
+    for (int w = 0; w < 3; w++) time_ours(o, bc, 1);
     for (int r = 0; r < n_rounds; r++) {
-        if (r % 2 == 0) { /* alternate who goes first so neither always follows the other */
-            ours[r] = time_ours(o, bc, reps);
-            raw[r] = time_raw(bc, reps);
-        } else {
-            raw[r] = time_raw(bc, reps);
-            ours[r] = time_ours(o, bc, reps);
-        }
+        ours[r] = time_ours(o, bc, reps);
         ratio[r] = raw[r] / ours[r];
     }
     if (verbose) {
@@ -263,7 +260,7 @@ int main(int argc, char **argv)
     }
     printf("load average at start: %.2f %.2f %.2f (other work on the 2 cores skews 2-thread "
            "numbers)\n", l1, l5, l15);
-    printf("threads: 1 and 2 (OpenBLAS sees %d processors); %d interleaved rounds of >= %.0f ms "
+    printf("threads: 1 and 2 (OpenBLAS sees %d processors); %d rounds (raw, then ours) of >= %.0f ms "
            "per side; medians\n\n", openblas_get_num_procs(), n_rounds, target_s * 1e3);
     printf("%-7s %-12s %6s %6s %6s %6s %3s %10s %10s %6s %10s %10s %8s\n", "config", "shape", "M",
            "N", "K", "batch", "thr", "ours GF/s", "raw GF/s", "ratio", "ours us", "raw us",
@@ -308,7 +305,7 @@ int main(int argc, char **argv)
                     failures++;
                     continue;
                 }
-                timing t = measure(&o, bc);
+                timing t = measure(&o, bc, threads[ti]);
                 double flop = 2.0 * bc->M * bc->N * bc->K * bc->batch;
                 printf("%-7s %-12s %6d %6d %6d %6d %3d %10.1f %10.1f %6.3f %10.1f %10.1f %8.1e\n",
                        c->name, bc->name, bc->M, bc->N, bc->K, bc->batch, got,
