@@ -555,6 +555,30 @@ START_TEST(test_exp_nonpos)
 }
 END_TEST
 
+/* relu_dropout_backward adds (acc) or writes (a fresh, uninitialised gradient: prefilled with
+ * NaN here, so an element it skipped shows) dy / (1-p) where out > 0 */
+START_TEST(test_relu_dropout_backward_add_or_write)
+{
+    for (int k = 0; k < NSIZES; k++) {
+        int64_t n = SIZES[k];
+        real *out = randn(n, 140), *dy = randn(n, 141), *g0 = randn(n, 142);
+        real *dx = tt_test_alloc(n), *want = tt_test_alloc(n);
+        for (int64_t i = 0; i < n; i++) out[i] = out[i] < R(0) ? R(0) : out[i]; /* an output */
+        for (int acc = 0; acc < 2; acc++) {
+            for (int64_t i = 0; i < n; i++) {
+                double g = out[i] > R(0) ? (double)dy[i] / (1.0 - 0.25) : 0.0;
+                want[i] = (real)((acc ? (double)g0[i] : 0.0) + g);
+                dx[i] = acc ? g0[i] : (real)NAN;
+            }
+            be->relu_dropout_backward(dx, out, dy, R(0.25), n, acc);
+            ck_assert_close(label("relu_dropout_backward n=%lld acc=%d", (long long)n, acc), dx,
+                            want, n, TOL, TOL);
+        }
+        free_all(out, dy, g0, dx, want);
+    }
+}
+END_TEST
+
 Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -562,6 +586,7 @@ Suite *kernels_suite(void)
     TCase *tc = new_tcase(s, "elementwise");
     tcase_add_test(tc, test_axpy);
     tcase_add_test(tc, test_exp_nonpos);
+    tcase_add_test(tc, test_relu_dropout_backward_add_or_write);
     tcase_add_test(tc, test_add_forward);
     tcase_add_test(tc, test_scale_forward);
     tcase_add_test(tc, test_bias_forward);

@@ -73,9 +73,11 @@ tt_var *tt_var_from_host(tt_graph *g, tt_shape s, tt_dtype dt, const void *host,
     return v;
 }
 
-real *tt_var_grad(tt_graph *g, tt_var *v)
+/* The buffer of v's gradient, allocated if it has none yet (then *fresh), uninitialised. */
+static real *grad_buffer(tt_graph *g, tt_var *v, bool *fresh)
 {
-    if (!v->grad.data) {
+    *fresh = !v->grad.data;
+    if (*fresh) {
         TT_ASSERT_MSG(!v->grad_released, "the gradient of this var was released when its node's "
                       "backward ran. HINT: set the graph's keep_grads before tt_backward to read "
                       "intermediate gradients afterwards");
@@ -86,9 +88,21 @@ real *tt_var_grad(tt_graph *g, tt_var *v)
         } else {
             v->grad = tt_arena_tensor(g->data, v->val.shape, TT_REAL);
         }
-        g->be->zero(v->grad.data, tt_tensor_bytes(&v->grad));
     }
     return v->grad.data;
+}
+
+real *tt_var_grad(tt_graph *g, tt_var *v)
+{
+    bool fresh;
+    real *grad = grad_buffer(g, v, &fresh);
+    if (fresh) g->be->zero(grad, tt_tensor_bytes(&v->grad));
+    return grad;
+}
+
+real *tt_var_grad_maybe_fresh(tt_graph *g, tt_var *v, bool *fresh)
+{
+    return grad_buffer(g, v, fresh);
 }
 
 real *tt_grad_or_null(tt_graph *g, tt_var *v)

@@ -86,6 +86,10 @@ tt_var *tt_var_new(tt_graph *g, tt_shape s, tt_dtype dt);
 /* The gradient buffer of v, allocated (in the gradient heap if set, else the arena) and zeroed
  * on first use. Aborts for a var whose gradient tt_backward already released. */
 real *tt_var_grad(tt_graph *g, tt_var *v);
+/* The gradient buffer of v for a kernel that can either add or write: *fresh is set when it
+ * was just allocated, and then it is NOT zeroed, so the kernel must write every element
+ * (saves a memset and a read of the zeros). */
+real *tt_var_grad_maybe_fresh(tt_graph *g, tt_var *v, bool *fresh);
 /* The gradient buffer of v if v needs one, else NULL: what backward functions pass to kernels. */
 real *tt_grad_or_null(tt_graph *g, tt_var *v);
 

@@ -62,8 +62,10 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
 static void relu_dropout_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0];
-    g->be->relu_dropout_backward(tt_var_grad(g, x), n->out->val.data, n->out->grad.data,
-                                 n->f[0], x->val.n);
+    bool fresh;
+    real *dx = tt_var_grad_maybe_fresh(g, x, &fresh); /* usually fresh: written, not added */
+    g->be->relu_dropout_backward(dx, n->out->val.data, n->out->grad.data, n->f[0], x->val.n,
+                                 !fresh);
 }
 
 /* A var over x's memory: the result of an op written over x. */

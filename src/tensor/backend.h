@@ -114,10 +114,11 @@ typedef struct tt_backend {
     void (*dropout_backward)(real *dinp, const uint8_t *mask, const real *dout, real p,
                              int64_t n);
     /* In place, the same masks: x = dropout(relu(x)), saving nothing (p = 0: relu, and `at` is
-     * not used); backward dx += dy / (1-p) where out > 0 (kept and positive). */
+     * not used); backward dx += dy / (1-p) where out > 0 (kept and positive), or dx = that
+     * when !acc (dx uninitialised: a fresh gradient). */
     void (*relu_dropout_forward)(real *x, real p, tt_rng at, int64_t n);
     void (*relu_dropout_backward)(real *dx, const real *out, const real *dout, real p,
-                                  int64_t n);
+                                  int64_t n, bool acc);
     /* In place: x = res + dropout(x), mask as dropout_forward's (p = 0: x = res + x, mask and
      * `at` not used). The backward is dropout_backward and axpy. */
     void (*dropout_add_forward)(real *x, uint8_t *mask, const real *res, real p, tt_rng at,

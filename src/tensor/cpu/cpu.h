@@ -59,7 +59,8 @@ void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, t
 void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
                              int64_t n);
 void tt_cpu_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
-void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n);
+void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
+                                  bool acc);
 void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                 int64_t n);
 

@@ -31,6 +31,7 @@ typedef struct drop {
     const real *x, *res;
     real p;
     tt_rng at;
+    bool acc; /* backward: add into y, or write it */
 } drop;
 
 static void dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
@@ -117,15 +118,22 @@ static void relu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int t
     real scale = R(1) / (R(1) - d->p);
     real *restrict dx = d->y;
     const real *restrict out = d->x, *restrict dy = d->res;
-    for (int64_t i = lo; i < hi; i++) {
-        real g = dy[i] * scale;
-        dx[i] += out[i] > R(0) ? g : R(0);
-    }
+    if (d->acc)
+        for (int64_t i = lo; i < hi; i++) {
+            real g = dy[i] * scale;
+            dx[i] += out[i] > R(0) ? g : R(0);
+        }
+    else
+        for (int64_t i = lo; i < hi; i++) {
+            real g = dy[i] * scale;
+            dx[i] = out[i] > R(0) ? g : R(0);
+        }
 }
 
-void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n)
+void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
+                                  bool acc)
 {
-    drop d = {.y = dx, .x = out, .res = dout, .p = p};
+    drop d = {.y = dx, .x = out, .res = dout, .p = p, .acc = acc};
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, relu_dropout_backward_range, &d);
 }
 
