@@ -203,44 +203,48 @@ START_TEST(test_threaded_gemm_same_bits)
 END_TEST
 
 
-/* gemm_pair: a Linear's backward (dx = dy W, dW = dy^T x) gives the same bits at 1, 2 and 3
- * threads, and the values of two gemm calls */
-START_TEST(test_gemm_pair_same_bits)
+/* linear_backward: a Linear's backward (dx = dy W, dW = dy^T x, db = column sums of dy, run
+ * side by side) gives the same bits at 1, 2 and 3 threads, and the values of separate calls */
+START_TEST(test_linear_backward_same_bits)
 {
     const int N = 300, IN = 70, OUT = 90;
-    real *dy = randn((int64_t)N * OUT, 1), *w = randn((int64_t)OUT * IN, 2);
-    real *x = randn((int64_t)N * IN, 3), *dx0 = randn((int64_t)N * IN, 4);
-    real *dw0 = randn((int64_t)OUT * IN, 5);
-    real *dx = malloc((size_t)N * IN * sizeof(real)), *dw = malloc((size_t)OUT * IN * sizeof(real));
-    real *want_dx = dup_real(dx0, (int64_t)N * IN), *want_dw = dup_real(dw0, (int64_t)OUT * IN);
+    const int64_t nx = (int64_t)N * IN, nw = (int64_t)OUT * IN;
+    real *dy = randn((int64_t)N * OUT, 1), *w = randn(nw, 2), *x = randn(nx, 3);
+    real *dx0 = randn(nx, 4), *dw0 = randn(nw, 5), *db0 = randn(OUT, 6);
+    real *dx = malloc((size_t)nx * sizeof(real)), *dw = malloc((size_t)nw * sizeof(real));
+    real *db = malloc((size_t)OUT * sizeof(real));
+    real *want_dx = dup_real(dx0, nx), *want_dw = dup_real(dw0, nw), *want_db = dup_real(db0, OUT);
     tt_pool_start(1);
     be->gemm(false, false, N, IN, OUT, R(1), dy, OUT, 0, w, IN, 0, R(1), want_dx, IN, 0, 1);
     be->gemm(true, false, OUT, IN, N, R(1), dy, OUT, 0, x, IN, 0, R(1), want_dw, IN, 0, 1);
-    real *first_dx = NULL, *first_dw = NULL;
+    be->bias_backward(want_db, dy, N, OUT);
+    real *first[3] = {NULL, NULL, NULL};
     for (int t = 1; t <= 3; t++) {
         tt_pool_start(t);
-        memcpy(dx, dx0, (size_t)N * IN * sizeof(real));
-        memcpy(dw, dw0, (size_t)OUT * IN * sizeof(real));
+        memcpy(dx, dx0, (size_t)nx * sizeof(real));
+        memcpy(dw, dw0, (size_t)nw * sizeof(real));
+        memcpy(db, db0, (size_t)OUT * sizeof(real));
         tt_gemm_op gx = {.M = N, .N = IN, .K = OUT, .alpha = R(1), .A = dy, .lda = OUT, .B = w,
                          .ldb = IN, .beta = R(1), .C = dx, .ldc = IN};
         tt_gemm_op gw = {.ta = true, .M = OUT, .N = IN, .K = N, .alpha = R(1), .A = dy,
                          .lda = OUT, .B = x, .ldb = IN, .beta = R(1), .C = dw, .ldc = IN};
-        be->gemm_pair(&gx, &gw);
-        ck_assert_close("gemm_pair dx", dx, want_dx, (int64_t)N * IN, 4 * tol_sum(OUT),
-                        tol_sum(OUT));
-        ck_assert_close("gemm_pair dw", dw, want_dw, (int64_t)OUT * IN, 4 * tol_sum(N),
-                        tol_sum(N));
-        if (t == 1) {
-            first_dx = dup_real(dx, (int64_t)N * IN);
-            first_dw = dup_real(dw, (int64_t)OUT * IN);
-        } else {
-            ck_assert_msg(memcmp(dx, first_dx, (size_t)N * IN * sizeof(real)) == 0,
-                          "gemm_pair dx: %d threads differ from 1", t);
-            ck_assert_msg(memcmp(dw, first_dw, (size_t)OUT * IN * sizeof(real)) == 0,
-                          "gemm_pair dw: %d threads differ from 1", t);
+        be->linear_backward(&gx, &gw, db, dy, N, OUT);
+        ck_assert_close("linear_backward dx", dx, want_dx, nx, 4 * tol_sum(OUT), tol_sum(OUT));
+        ck_assert_close("linear_backward dw", dw, want_dw, nw, 4 * tol_sum(N), tol_sum(N));
+        ck_assert(memcmp(db, want_db, (size_t)OUT * sizeof(real)) == 0); /* sums: same bits */
+        real *got[3] = {dx, dw, db};
+        int64_t len[3] = {nx, nw, OUT};
+        for (int k = 0; k < 3; k++) {
+            if (t == 1) {
+                first[k] = dup_real(got[k], len[k]);
+                continue;
+            }
+            ck_assert_msg(memcmp(got[k], first[k], (size_t)len[k] * sizeof(real)) == 0,
+                          "linear_backward part %d: %d threads differ from 1", k, t);
         }
     }
-    free_all(dy, w, x, dx0, dw0, dx, dw, want_dx, want_dw, first_dx, first_dw);
+    free_all(dy, w, x, dx0, dw0, db0, dx, dw, db, want_dx, want_dw, want_db, first[0], first[1],
+             first[2]);
 }
 END_TEST
 
@@ -411,7 +415,7 @@ Suite *threads_suite(void)
     tcase_add_test(tc, test_pool_restart_and_stop);
     tc = new_tcase(s, "same bits for any thread count");
     tcase_add_test(tc, test_threaded_gemm_same_bits);
-    tcase_add_test(tc, test_gemm_pair_same_bits);
+    tcase_add_test(tc, test_linear_backward_same_bits);
     tcase_add_test(tc, test_threaded_elementwise_same_bits);
     tcase_add_test(tc, test_threaded_rows_same_bits);
     tcase_add_test(tc, test_threaded_dropout_same_bits);

@@ -111,15 +111,7 @@ static void linear_backward(tt_graph *g, tt_node *n)
                      .ldc = IN};
     tt_gemm_op gw = {.ta = true, .tb = false, .M = OUT, .N = IN, .K = N, .alpha = R(1), .A = dy,
                      .lda = OUT, .B = x->val.data, .ldb = IN, .beta = R(1), .C = dw, .ldc = IN};
-    if (dx && dw)
-        g->be->gemm_pair(&gx, &gw); /* the same FLOPs: one each on two threads */
-    else if (dx)
-        g->be->gemm(false, false, N, IN, OUT, R(1), dy, OUT, 0, w->val.data, IN, 0, R(1), dx, IN,
-                    0, 1);
-    else if (dw)
-        g->be->gemm(true, false, OUT, IN, N, R(1), dy, OUT, 0, x->val.data, IN, 0, R(1), dw, IN,
-                    0, 1);
-    if (db) g->be->bias_backward(db, dy, N, OUT);
+    g->be->linear_backward(dx ? &gx : NULL, dw ? &gw : NULL, db, dy, N, OUT);
 }
 
 tt_var *tt_linear(tt_graph *g, tt_var *x, tt_var *w, tt_var *bias)

@@ -26,7 +26,7 @@ typedef struct tt_attn_desc {
     real p; /* dropout on the weights, [0,1) */
 } tt_attn_desc;
 
-/* One gemm, as gemm_pair takes it: C = alpha op(A) op(B) + beta C, row-major, no batch. */
+/* One gemm, as linear_backward takes it: C = alpha op(A) op(B) + beta C, row-major, no batch. */
 typedef struct tt_gemm_op {
     bool ta, tb;
     int M, N, K;
@@ -62,9 +62,11 @@ typedef struct tt_backend {
     void (*gemm)(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);
-    /* Two independent gemms (distinct outputs), at the same time where the device can: a
-     * Linear's backward, dx = dy W and dW = dy^T x, which have the same FLOPs. */
-    void (*gemm_pair)(const tt_gemm_op *a, const tt_gemm_op *b);
+    /* A Linear's backward, its three parts side by side where the device can: the gemms
+     * dx = dy W and dW = dy^T x (the same FLOPs; distinct outputs) and, if db is not NULL,
+     * db (C) += the column sums of dy (N,C). */
+    void (*linear_backward)(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db,
+                            const real *dy, int64_t N, int C);
 
     /* y += alpha * x  (n): the backward of add and scale */
     void (*axpy)(real *y, real alpha, const real *x, int64_t n);

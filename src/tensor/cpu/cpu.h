@@ -19,7 +19,8 @@ static inline int64_t tt_cpu_row_grain(int64_t C)
 void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);
-void tt_cpu_gemm_pair(const tt_gemm_op *a, const tt_gemm_op *b);
+void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
+                            int64_t N, int C);
 void tt_cpu_set_threads(int n);
 int tt_cpu_get_threads(void);
 

@@ -112,25 +112,48 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
     }
 }
 
-static void gemm_op(void *ctx, int64_t begin, int64_t end, int tid)
+typedef struct linear_parts {
+    const tt_gemm_op *op[2];
+    real *db;
+    const real *dy;
+    int64_t N;
+    int C;
+} linear_parts;
+
+static void linear_part(void *ctx, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
-    const tt_gemm_op *const *ops = ctx;
+    const linear_parts *l = ctx;
     for (int64_t i = begin; i < end; i++) {
-        const tt_gemm_op *o = ops[i];
+        if (i == 2) { /* inside the job the column sums run on this thread alone */
+            tt_cpu_bias_backward(l->db, l->dy, l->N, l->C);
+            continue;
+        }
+        const tt_gemm_op *o = l->op[i];
         tt_cpu_gemm(o->ta, o->tb, o->M, o->N, o->K, o->alpha, o->A, o->lda, 0, o->B, o->ldb, 0,
                     o->beta, o->C, o->ldc, 0, 1);
     }
 }
 
-/* Each gemm whole on its own thread (inside the pool's job, tt_cpu_gemm does not split): with
- * two threads both are busy and no operand is packed twice; a Linear's backward on tiny took
- * 4 OpenBLAS calls, now 2. At one thread they run one after the other, unsplit too, so the bits
- * are the same. With more threads the others wait: the gemms of a Linear are those of 2. */
-void tt_cpu_gemm_pair(const tt_gemm_op *a, const tt_gemm_op *b)
+/* With dx and dW both wanted: each gemm whole on its own thread (inside the pool's job,
+ * tt_cpu_gemm does not split), so with two threads both are busy and no operand is packed
+ * twice (tiny's Linear backward took 4 OpenBLAS calls, now 2); db goes to whichever thread is
+ * free first. At one thread they run one after the other, unsplit too, so the bits are the
+ * same; column sums are the same bits however they are split. With more threads the others
+ * wait. With one gemm only, it is split as usual. */
+void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
+                            int64_t N, int C)
 {
-    const tt_gemm_op *ops[2] = {a, b};
-    tt_pool_each(2, gemm_op, ops);
+    if (dx && dw) {
+        linear_parts l = {.op = {dx, dw}, .db = db, .dy = dy, .N = N, .C = C};
+        tt_pool_each(db ? 3 : 2, linear_part, &l);
+        return;
+    }
+    const tt_gemm_op *o = dx ? dx : dw;
+    if (o)
+        tt_cpu_gemm(o->ta, o->tb, o->M, o->N, o->K, o->alpha, o->A, o->lda, 0, o->B, o->ldb, 0,
+                    o->beta, o->C, o->ldc, 0, 1);
+    if (db) tt_cpu_bias_backward(db, dy, N, C);
 }
 
 /* OpenBLAS's own shutdown of its server threads (exported by the pthreads build, used by its
