@@ -3,6 +3,8 @@
  * and the backend's memory functions. Conventions: kernel_ref.h. */
 #include "kernel_ref.h"
 
+#include "tensor/cpu/cpu.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +298,41 @@ START_TEST(test_backend_get_cpu)
 }
 END_TEST
 
+
+/* One attention head's gemm (tt_cpu_head_gemm: its own AVX2 loops for small heads where the CPU
+ * has them, else OpenBLAS): C += alpha op(A) op(B) against the double loop, for the three
+ * layouts attention uses, widths that are and are not multiples of 8, and past the size where
+ * it hands over to OpenBLAS. */
+START_TEST(test_head_gemm)
+{
+    const int dims[][3] = {{16, 16, 16}, {16, 8, 16}, {5, 24, 7}, {32, 32, 32}, {13, 12, 9},
+                           {64, 64, 32}};
+    const bool layouts[][2] = {{false, false}, {true, false}, {false, true}};
+    for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
+        for (int l = 0; l < 3; l++) {
+            int M = dims[d][0], N = dims[d][1], K = dims[d][2];
+            bool ta = layouts[l][0], tb = layouts[l][1];
+            int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2; /* strided */
+            real *A = randn((int64_t)(ta ? K : M) * lda, 50);
+            real *B = randn((int64_t)(tb ? N : K) * ldb, 51);
+            real *C = randn((int64_t)M * ldc, 52), *want = dup_real(C, (int64_t)M * ldc);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double sum = 0;
+                    for (int k = 0; k < K; k++)
+                        sum += (double)(ta ? A[(int64_t)k * lda + i] : A[(int64_t)i * lda + k]) *
+                               (double)(tb ? B[(int64_t)j * ldb + k] : B[(int64_t)k * ldb + j]);
+                    real *w = &want[(int64_t)i * ldc + j];
+                    *w = (real)((double)*w + 0.75 * sum);
+                }
+            tt_cpu_head_gemm(ta, tb, M, N, K, R(0.75), A, lda, B, ldb, C, ldc);
+            ck_assert_close(label("head_gemm %dx%dx%d ta=%d tb=%d", M, N, K, ta, tb), C, want,
+                            (int64_t)M * ldc, tol_sum(K), tol_sum(K));
+            free_all(A, B, C, want);
+        }
+}
+END_TEST
+
 Suite *gemm_suite(void)
 {
     Suite *s = suite_create("gemm");
@@ -309,6 +346,7 @@ Suite *gemm_suite(void)
     tcase_add_loop_test(tc, test_gemm_batched_shared_b, 0, 4);
     tcase_add_loop_test(tc, test_gemm_batched_shared_c_accumulates, 0, 4);
     tcase_add_test(tc, test_gemm_attention_heads);
+    tcase_add_test(tc, test_head_gemm);
     tcase_add_loop_test(tc, test_gemm_large, 0, 4);
 
     tc = new_tcase(s, "memory");

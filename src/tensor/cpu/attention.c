@@ -71,7 +71,7 @@ static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
         const real *Q = j->q + head_at(a->ldq, T, b, h, HS), *K = j->k + head_at(a->ldk, T, b, h, HS),
                    *V = j->v + head_at(a->ldv, T, b, h, HS);
         zero_rows(P, T, T, T);
-        tt_cpu_gemm(false, true, T, T, HS, a->scale, Q, a->ldq, 0, K, a->ldk, 0, R(1), P, T, 0, 1);
+        tt_cpu_head_gemm(false, true, T, T, HS, a->scale, Q, a->ldq, K, a->ldk, P, T);
         const int32_t *pad = j->pad ? j->pad + (int64_t)b * T : NULL;
         if (a->causal || pad)
             for (int i = 0; i < T; i++)
@@ -87,7 +87,7 @@ static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
         }
         real *O = j->out + head_at(a->ldo, T, b, h, HS);
         zero_rows(O, T, HS, a->ldo);
-        tt_cpu_gemm(false, false, T, HS, T, R(1), D, T, 0, V, a->ldv, 0, R(1), O, a->ldo, 0, 1);
+        tt_cpu_head_gemm(false, false, T, HS, T, R(1), D, T, V, a->ldv, O, a->ldo);
     }
 }
 
@@ -117,13 +117,13 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
         const real *dO = j->dout + head_at(a->ldo, T, b, h, HS);
         if (j->dv) {
             dropped_weights(D, P, kp, a->p, T);
-            tt_cpu_gemm(true, false, T, HS, T, R(1), D, T, 0, dO, a->ldo, 0, R(1),
-                        j->dv + head_at(a->ldv, T, b, h, HS), a->ldv, 0, 1);
+            tt_cpu_head_gemm(true, false, T, HS, T, R(1), D, T, dO, a->ldo,
+                             j->dv + head_at(a->ldv, T, b, h, HS), a->ldv);
         }
         if (!j->dq && !j->dk) continue;
         const real *V = j->v + head_at(a->ldv, T, b, h, HS);
         zero_rows(dP, T, T, T);
-        tt_cpu_gemm(false, true, T, T, HS, R(1), dO, a->ldo, 0, V, a->ldv, 0, R(1), dP, T, 0, 1);
+        tt_cpu_head_gemm(false, true, T, T, HS, R(1), dO, a->ldo, V, a->ldv, dP, T);
         for (int i = 0; i < T; i++) {
             const real *p = P + (int64_t)i * T;
             real *g = dP + (int64_t)i * T;
@@ -137,13 +137,13 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
             for (int jj = 0; jj < T; jj++) g[jj] = p[jj] * (g[jj] - dot);
         }
         if (j->dq)
-            tt_cpu_gemm(false, false, T, HS, T, a->scale, dP, T, 0,
-                        j->k + head_at(a->ldk, T, b, h, HS), a->ldk, 0, R(1),
-                        j->dq + head_at(a->ldq, T, b, h, HS), a->ldq, 0, 1);
+            tt_cpu_head_gemm(false, false, T, HS, T, a->scale, dP, T,
+                             j->k + head_at(a->ldk, T, b, h, HS), a->ldk,
+                             j->dq + head_at(a->ldq, T, b, h, HS), a->ldq);
         if (j->dk)
-            tt_cpu_gemm(true, false, T, HS, T, a->scale, dP, T, 0,
-                        j->q + head_at(a->ldq, T, b, h, HS), a->ldq, 0, R(1),
-                        j->dk + head_at(a->ldk, T, b, h, HS), a->ldk, 0, 1);
+            tt_cpu_head_gemm(true, false, T, HS, T, a->scale, dP, T,
+                             j->q + head_at(a->ldq, T, b, h, HS), a->ldq,
+                             j->dk + head_at(a->ldk, T, b, h, HS), a->ldk);
     }
 }
 

@@ -21,6 +21,10 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
                  int64_t sC, int batch);
 void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
                             int64_t N, int C);
+/* One attention head's gemm, C += alpha op(A) op(B) (head_gemm.c: its own AVX2 loops for
+ * small heads, else tt_cpu_gemm with beta 1). */
+void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                      const real *B, int ldb, real *C, int ldc);
 void tt_cpu_set_threads(int n);
 int tt_cpu_get_threads(void);
 

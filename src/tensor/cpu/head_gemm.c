@@ -1,0 +1,91 @@
+/* cpu/head_gemm.c: the gemms of one attention head, C += alpha op(A) op(B), for heads up to
+ * 32x32x32 (the tiny config's are 16x16x16): 3.65 -> 3.4 ms a tiny step. From the small
+ * config's 64x64x32 on, OpenBLAS is as fast or faster (measured), and gets them.
+ *
+ * There an OpenBLAS call costs more in its fixed part (a lock on its buffer pool, which two
+ * threads contend for; packing both operands) than in the multiply-adds: 6 calls per head and
+ * layer. This kernel keeps a row of C in up to 8 AVX2 registers (N = 8 * NV columns, NV a
+ * compile-time constant through the switch below), and adds alpha a_ik B_k for k = 0..K-1 with
+ * fused multiply-adds, as OpenBLAS's own kernels do; a transposed B is first copied into a
+ * stack tile. Float32 with AVX2 and FMA only (checked at run time); anything else, and larger
+ * heads, go to tt_cpu_gemm. The result does not depend on the thread count: a head is always
+ * computed by one thread with the same loops. */
+#include "tensor/cpu/cpu.h"
+
+#if !defined(TT_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HEAD_AVX2 1
+#define HEAD_TILE 4096 /* K * N of a transposed B */
+#define HEAD_SMALL (32 * 32 * 32) /* M * N * K: above, OpenBLAS is faster (measured) */
+
+/* C (M, 8 NV) += alpha op(A) (M,K) B (K, 8 NV), B row-major with stride ldb */
+__attribute__((target("avx2,fma"), always_inline)) static inline void rows(int NV, bool ta,
+                                                                           int M, int K,
+                                                                           float alpha,
+                                                                           const float *A,
+                                                                           int lda,
+                                                                           const float *B,
+                                                                           int ldb, float *C,
+                                                                           int ldc)
+{
+    const __m256 al = _mm256_set1_ps(alpha);
+    for (int i = 0; i < M; i++) {
+        __m256 acc[8];
+        for (int v = 0; v < NV; v++) acc[v] = _mm256_setzero_ps();
+        for (int k = 0; k < K; k++) {
+            __m256 a = _mm256_set1_ps(ta ? A[(int64_t)k * lda + i] : A[(int64_t)i * lda + k]);
+            const float *b = B + (int64_t)k * ldb;
+            for (int v = 0; v < NV; v++)
+                acc[v] = _mm256_fmadd_ps(a, _mm256_loadu_ps(b + 8 * v), acc[v]);
+        }
+        float *c = C + (int64_t)i * ldc;
+        for (int v = 0; v < NV; v++)
+            _mm256_storeu_ps(c + 8 * v, _mm256_fmadd_ps(al, acc[v], _mm256_loadu_ps(c + 8 * v)));
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb, int M, int N,
+                                                               int K, float alpha,
+                                                               const float *A, int lda,
+                                                               const float *B, int ldb,
+                                                               float *C, int ldc)
+{
+    float tile[HEAD_TILE];
+    if (tb) { /* B (N,K) -> tile (K,N) */
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < K; k++) tile[(int64_t)k * N + n] = B[(int64_t)n * ldb + k];
+        B = tile;
+        ldb = N;
+    }
+    switch (N / 8) {
+    case 1: rows(1, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 2: rows(2, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 3: rows(3, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 4: rows(4, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 5: rows(5, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 6: rows(6, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 7: rows(7, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    default: rows(8, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    }
+}
+
+static bool have_avx2_fma(void)
+{
+    static int yes = -1; /* racy but idempotent: every thread stores the same answer */
+    if (yes < 0) yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+}
+#endif
+
+void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                      const real *B, int ldb, real *C, int ldc)
+{
+#ifdef HEAD_AVX2
+    if (N % 8 == 0 && N <= 64 && !(ta && tb) && (int64_t)M * N * K <= HEAD_SMALL &&
+        (!tb || (int64_t)K * N <= HEAD_TILE) && have_avx2_fma()) {
+        head_gemm_avx2(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc);
+        return;
+    }
+#endif
+    tt_cpu_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, R(1), C, ldc, 0, 1);
+}
