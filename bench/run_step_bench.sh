@@ -11,8 +11,11 @@ set -u
 
 BIN=build/bench_step
 THREADS=2
-WARMUP=5
-STEPS=30
+# Warm-up and timed steps per config unless given: tiny 20 + 300 (30 of its steps last 0.1 s,
+# so a short slow spell of this shared VM would decide the median), small and medium 5 + 30.
+# PyTorch gets the same counts as ours.
+WARMUP=
+STEPS=
 CONFIGS="tiny small medium"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -32,6 +35,12 @@ if [ ! -x "$BIN" ]; then
     exit 2
 fi
 HERE=$(dirname "$0")
+steps_of() {
+    if [ -n "$STEPS" ]; then echo "$STEPS"; elif [ "$1" = tiny ]; then echo 300; else echo 30; fi
+}
+warmup_of() {
+    if [ -n "$WARMUP" ]; then echo "$WARMUP"; elif [ "$1" = tiny ]; then echo 20; else echo 5; fi
+}
 PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || PY=/usr/bin/python3 # bench_torch.py re-execs as needed
 
@@ -54,19 +63,20 @@ CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 CORETYPE=${OPENBLAS_CORETYPE:-unset}
 START=$(date +%s)
 echo "step benchmark $(date '+%Y-%m-%d %H:%M %Z'): $(nproc) cores ($CPU), $THREADS threads," \
-     "OPENBLAS_CORETYPE=$CORETYPE, $WARMUP warm-up + $STEPS timed steps," \
+     "OPENBLAS_CORETYPE=$CORETYPE, ${WARMUP:-20/5/5} warm-up + ${STEPS:-300/30/30} timed steps," \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 run "sgemm peak" "$BIN" --sgemm-peak --threads "$THREADS"
 PEAK1=$(jget sgemm_gflops "$OUT")
 for c in $CONFIGS; do
-    run "ours $c" "$BIN" --config "$c" --threads "$THREADS" --warmup "$WARMUP" --steps "$STEPS"
+    w=$(warmup_of "$c") n=$(steps_of "$c")
+    run "ours $c" "$BIN" --config "$c" --threads "$THREADS" --warmup "$w" --steps "$n"
     eval "OURS_$c=\$OUT"
     run "torch $c" "$PY" "$HERE/bench_torch.py" --config "$c" --threads "$THREADS" \
-        --warmup "$WARMUP" --steps "$STEPS"
+        --warmup "$w" --steps "$n"
     eval "STOCK_$c=\$OUT"
     run "torch passive $c" env OMP_WAIT_POLICY=PASSIVE "$PY" "$HERE/bench_torch.py" --config "$c" \
-        --threads "$THREADS" --warmup "$WARMUP" --steps "$STEPS"
+        --threads "$THREADS" --warmup "$w" --steps "$n"
     eval "PASSIVE_$c=\$OUT"
 done
 run "sgemm peak" "$BIN" --sgemm-peak --threads "$THREADS"
