@@ -1,10 +1,11 @@
 /* bench_matmul.c: GFLOP/s of the tt_matmul op against raw cblas_sgemm, same run, same inputs.
  * For every projection, FFN, output-head and per-head attention gemm of the tiny, small and
  * medium configs, at 1 and 2 threads, it times our op through a real graph (leaf vars,
- * tt_matmul, tt_graph_reset per call, as a training step does: our pool, OpenBLAS at one
- * thread per block) and raw cblas_sgemm calls with OpenBLAS's own threads, raw rounds first
- * (see measure). Each shape is first checked: ours == raw, and raw == a float64 loop on sampled entries;
- * a mismatch exits 1. Options: --quick --no-grad --verbose --config NAME; see bench/README.md. */
+ * tt_matmul, tt_graph_reset per call, as a training step does: our pool, OpenBLAS at one thread
+ * per block) and raw cblas_sgemm calls with OpenBLAS's own threads, raw rounds first (see
+ * measure). Each shape is first checked: ours == raw, and raw == a float64 loop on sampled
+ * entries; a mismatch exits 1. Options: --quick --no-grad --verbose --config NAME; see
+ * bench/README.md. */
 #include "autograd/ops.h"
 
 #include "bench_util.h"
@@ -260,8 +261,8 @@ int main(int argc, char **argv)
     }
     printf("load average at start: %.2f %.2f %.2f (other work on the 2 cores skews 2-thread "
            "numbers)\n", l1, l5, l15);
-    printf("threads: 1 and 2 (OpenBLAS sees %d processors); %d rounds (raw, then ours) of >= %.0f ms "
-           "per side; medians\n\n", openblas_get_num_procs(), n_rounds, target_s * 1e3);
+    printf("threads: 1 and 2 (OpenBLAS sees %d processors); %d rounds (raw, then ours) of "
+           ">= %.0f ms per side; medians\n\n", openblas_get_num_procs(), n_rounds, target_s * 1e3);
     printf("%-7s %-12s %6s %6s %6s %6s %3s %10s %10s %6s %10s %10s %8s\n", "config", "shape", "M",
            "N", "K", "batch", "thr", "ours GF/s", "raw GF/s", "ratio", "ours us", "raw us",
            "maxdiff");

@@ -119,9 +119,8 @@ __attribute__((target("avx2"))) static inline void mul_hi_lo(__m256i a, __m256i 
  * groups' rounds interleave, so with G = 2 the multiplies of one hide the latency of the
  * other's. c[g][k] lane i is word k of block b0 + 8g + i. About 4x (G = 1) and 5x (G = 2)
  * the portable loop's speed under GCC 12. */
-__attribute__((target("avx2"), always_inline)) static inline void philox_avx2_regs(uint64_t b0, uint64_t seed,
-                                                                    uint64_t stream, int G,
-                                                                    __m256i c[][4])
+__attribute__((target("avx2"), always_inline)) static inline void
+philox_avx2_regs(uint64_t b0, uint64_t seed, uint64_t stream, int G, __m256i c[][4])
 {
     const __m256i m0 = _mm256_set1_epi32((int)PHILOX_M0), m1 = _mm256_set1_epi32((int)PHILOX_M1);
     const __m256i w0 = _mm256_set1_epi32((int)PHILOX_W0), w1 = _mm256_set1_epi32((int)PHILOX_W1);

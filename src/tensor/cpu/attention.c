@@ -68,7 +68,8 @@ static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
     for (int64_t bh = lo; bh < hi; bh++) {
         int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
         real *P = j->att + bh * TT;
-        const real *Q = j->q + head_at(a->ldq, T, b, h, HS), *K = j->k + head_at(a->ldk, T, b, h, HS),
+        const real *Q = j->q + head_at(a->ldq, T, b, h, HS),
+                   *K = j->k + head_at(a->ldk, T, b, h, HS),
                    *V = j->v + head_at(a->ldv, T, b, h, HS);
         zero_rows(P, T, T, T);
         tt_cpu_head_gemm(false, true, T, T, HS, a->scale, Q, a->ldq, K, a->ldk, P, T);

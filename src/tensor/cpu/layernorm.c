@@ -3,8 +3,8 @@
  *   xhat = (x - mean) * rstd, y = xhat * w + b.  Saves mean and rstd per row.
  *   backward, per row, with g = dy * w:
  *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy
- * Row sums in lanes (reduce.h). Rows split over the pool; dw and db are column sums, so they are a second pass split by
- * columns (each sum over the rows in order, as on one thread). */
+ * Row sums in lanes (reduce.h). Rows split over the pool; dw and db are column sums, so they
+ * are a second pass split by columns (each sum over the rows in order, as on one thread). */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 #include "tensor/cpu/reduce.h"
