@@ -21,7 +21,7 @@ else
   # -fno-trapping-math: we never unmask floating-point traps, so GCC may compute both sides of
   # a select (keep ? x * s : 0, x > m ? x : m) and vectorise the loop. -fno-math-errno: no
   # code reads errno after libm, so sqrt becomes one instruction (AdamW's loop vectorises).
-  # Neither changes a value (unlike -ffast-math, which we do not use).
+  # Neither changes a value, and no flag that changes values is used.
   OPT     := -O3 -g -fno-trapping-math -fno-math-errno
   LDSAN   :=
 endif

@@ -1,8 +1,8 @@
 /* reduce.h: row sums and exp for the row kernels (softmax, LayerNorm, cross-entropy),
- * written so that they vectorise without -ffast-math.
+ * written so that they vectorise under the strict IEEE flags of the Makefile.
  *
- * Sums: a plain `s += x[c]` loop A plain `s += x[c]` loop is one
- * chain of dependent additions (GCC may not reorder float sums), 4 cycles each; here lane k
+ * Sums: a plain `s += x[c]` loop is one chain of dependent additions (GCC may not reorder
+ * float sums), 4 cycles each; here lane k
  * sums x[k], x[k + 8], x[k + 16], ... and the 8 lanes are added in a fixed order at the end.
  * The order of every addition is written down, so the result is the same on every run and at
  * any thread count; it differs from the sequential sum only by rounding. */
