@@ -369,8 +369,11 @@ START_TEST(test_threaded_attention_same_bits)
 }
 END_TEST
 
-/* the 8-block Philox path gives the values of the 1-block path, for any start */
-START_TEST(test_rng_uniform32_matches_uniform4)
+/* tt_rng_keep_at (AVX2: 8 or 16 Philox blocks side by side) compares exactly the 24 bits of
+ * every element's word that the one-block path gives: element e is kept at threshold
+ * (word >> 8) and dropped at (word >> 8) + 1. Runs of 1, 2 and 3 groups, any start. Then keep
+ * masks through tt_cpu_keep_mask against the uniforms, for p at the edges too. */
+START_TEST(test_keep_masks_match_uniforms)
 {
     const uint64_t seeds[] = {0, 1, 0x123456789abcdefull}, streams[] = {0, 7, 1ull << 40};
     for (int s = 0; s < 3; s++) {
@@ -378,18 +381,19 @@ START_TEST(test_rng_uniform32_matches_uniform4)
         tt_rng_init(&r, seeds[s], streams[s]);
         tt_rng_take(&r, 4 * (int64_t)s + 0xfffffffcll * s); /* counters past 2^32 too */
         tt_rng at = tt_rng_take(&r, 1 << 20);
-        for (int64_t j = 0; j < 100; j += 13) {
-            real u32[4 * TT_RNG_LANES], u4[4];
-            tt_rng_uniform32_at(&at, j, u32);
-            for (int b = 0; b < TT_RNG_LANES; b++) {
-                tt_rng_uniform4_at(&at, j + b, u4);
-                for (int k = 0; k < 4; k++)
-                    ck_assert_msg(u32[4 * b + k] == u4[k], "seed %d j %lld element %d", s,
-                                  (long long)j, 4 * b + k);
-            }
-        }
-        /* keep masks (64 and 32 at a time through tt_rng_keep_at's integer compare) from any first
-         * element, of any length, for p at the edges too */
+        for (int64_t j = 0; j < 100; j += 13)
+            for (int n32 = 1; n32 <= 3; n32++)
+                for (int e = 0; e < 32 * n32; e++) {
+                    uint32_t bits = tt_rng_word(at.seed, at.stream, at.counter + 4 * j + e) >> 8;
+                    uint8_t keep[96];
+                    tt_rng_keep_at(&at, j, bits, n32, keep);
+                    ck_assert_msg(keep[e] == 1, "seed %d j %lld element %d: dropped at its own "
+                                  "threshold", s, (long long)j, e);
+                    tt_rng_keep_at(&at, j, bits + 1, n32, keep);
+                    ck_assert_msg(keep[e] == 0, "seed %d j %lld element %d: kept above its "
+                                  "threshold", s, (long long)j, e);
+                }
+        /* keep masks from any first element, of any length */
         const real ps[] = {R(0), R(1e-7), R(0.4), R(0.5), R(0.9999999)};
         uint8_t keep[300];
         for (int k = 0; k < 5; k++)
@@ -420,6 +424,6 @@ Suite *threads_suite(void)
     tcase_add_test(tc, test_threaded_rows_same_bits);
     tcase_add_test(tc, test_threaded_dropout_same_bits);
     tcase_add_test(tc, test_threaded_attention_same_bits);
-    tcase_add_test(tc, test_rng_uniform32_matches_uniform4);
+    tcase_add_test(tc, test_keep_masks_match_uniforms);
     return s;
 }

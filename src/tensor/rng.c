@@ -74,36 +74,9 @@ void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4])
     for (int k = 0; k < 4; k++) out[k] = tt_rng_word_uniform(w[k]);
 }
 
-/* Eight consecutive blocks side by side (structure of arrays): the portable form. */
-static void philox8_portable(uint64_t b0, uint64_t seed, uint64_t stream, uint32_t c[4][8])
-{
-    for (int i = 0; i < TT_RNG_LANES; i++) {
-        uint64_t b = b0 + (uint64_t)i;
-        c[0][i] = (uint32_t)b;
-        c[1][i] = (uint32_t)(b >> 32);
-        c[2][i] = (uint32_t)stream;
-        c[3][i] = (uint32_t)(stream >> 32);
-    }
-    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    for (int round = 0; round < 10; round++) {
-        for (int i = 0; i < TT_RNG_LANES; i++) {
-            uint64_t p0 = (uint64_t)PHILOX_M0 * c[0][i];
-            uint64_t p1 = (uint64_t)PHILOX_M1 * c[2][i];
-            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1][i] ^ k0;
-            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3][i] ^ k1;
-            c[1][i] = (uint32_t)p1;
-            c[3][i] = (uint32_t)p0;
-            c[0][i] = n0;
-            c[2][i] = n2;
-        }
-        k0 += PHILOX_W0;
-        k1 += PHILOX_W1;
-    }
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define HAVE_PHILOX8_AVX2 1
+#define HAVE_PHILOX_AVX2 1
 
 /* hi and lo halves of the 32x32->64 products a * m on all 8 lanes: mul_epu32 multiplies the
  * even lanes, so the odd ones are shifted down, multiplied, and the halves blended back. */
@@ -153,14 +126,6 @@ philox_avx2_regs(uint64_t b0, uint64_t seed, uint64_t stream, int G, __m256i c[]
     }
 }
 
-__attribute__((target("avx2"))) static void philox8_avx2(uint64_t b0, uint64_t seed,
-                                                         uint64_t stream, uint32_t c[4][8])
-{
-    __m256i v[1][4];
-    philox_avx2_regs(b0, seed, stream, 1, v);
-    for (int k = 0; k < 4; k++) _mm256_storeu_si256((__m256i *)c[k], v[0][k]);
-}
-
 /* keep[e] = (word e >> 8) >= thr for the 32 words of one group, in element order: the four
  * masks (word k of each block) are transposed 4x4 inside each 128-bit half, then packed
  * 32 -> 16 -> 8 bits, which puts elements 0..31 in order. */
@@ -202,7 +167,7 @@ __attribute__((target("avx2"))) static void keep_avx2(uint64_t b0, uint64_t seed
 
 static bool have_avx2(void)
 {
-#ifdef HAVE_PHILOX8_AVX2
+#ifdef HAVE_PHILOX_AVX2
     static int avx2 = -1; /* racy but idempotent: every thread stores the same answer */
     if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     return avx2;
@@ -211,44 +176,21 @@ static bool have_avx2(void)
 #endif
 }
 
-void tt_rng_words32_at(const tt_rng *at, int64_t j, uint32_t out[4 * TT_RNG_LANES])
-{
-    TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_words32_at: counter %llu not a multiple of 4",
-                  (unsigned long long)at->counter);
-    uint32_t c[4][8];
-    uint64_t b0 = (at->counter >> 2) + (uint64_t)j;
-#ifdef HAVE_PHILOX8_AVX2
-    if (have_avx2())
-        philox8_avx2(b0, at->seed, at->stream, c);
-    else
-#endif
-        philox8_portable(b0, at->seed, at->stream, c);
-    for (int i = 0; i < TT_RNG_LANES; i++)
-        for (int k = 0; k < 4; k++) out[4 * i + k] = c[k][i];
-}
-
 void tt_rng_keep_at(const tt_rng *at, int64_t j, uint32_t thr, int64_t n32, uint8_t *keep)
 {
     TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_keep_at: counter %llu not a multiple of 4",
                   (unsigned long long)at->counter);
-#ifdef HAVE_PHILOX8_AVX2
+#ifdef HAVE_PHILOX_AVX2
     if (have_avx2()) {
         keep_avx2((at->counter >> 2) + (uint64_t)j, at->seed, at->stream, thr, n32, keep);
         return;
     }
 #endif
-    uint32_t w[4 * TT_RNG_LANES];
-    for (int64_t g = 0; g < n32; g++) {
-        tt_rng_words32_at(at, j + 8 * g, w);
-        for (int e = 0; e < 4 * TT_RNG_LANES; e++) keep[32 * g + e] = (w[e] >> 8) >= thr;
+    uint32_t w[4];
+    for (int64_t b = 0; b < 8 * n32; b++) { /* one block at a time */
+        block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)(j + b), w);
+        for (int k = 0; k < 4; k++) keep[4 * b + k] = (w[k] >> 8) >= thr;
     }
-}
-
-void tt_rng_uniform32_at(const tt_rng *at, int64_t j, real out[4 * TT_RNG_LANES])
-{
-    uint32_t w[4 * TT_RNG_LANES];
-    tt_rng_words32_at(at, j, w);
-    for (int e = 0; e < 4 * TT_RNG_LANES; e++) out[e] = tt_rng_word_uniform(w[e]);
 }
 
 real tt_rng_normal_at(const tt_rng *at, int64_t e)

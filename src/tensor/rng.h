@@ -43,12 +43,9 @@ real tt_rng_uniform_at(const tt_rng *at, int64_t e);
  * so its counter is a multiple of 4): one Philox block for four elements, the same values as
  * tt_rng_uniform_at gives one at a time. */
 void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4]);
-/* Uniforms of elements 4j .. 4j+31 (blocks j .. j+7, computed side by side, with AVX2 where
- * the CPU has it): the same values as eight tt_rng_uniform4_at calls, several times faster.
- * tt_rng_words32_at gives the raw words (uniform = tt_rng_word_uniform(word)). For dropout. */
+/* Dropout keep masks 32 elements (8 Philox blocks) at a time: AVX2 where the CPU has it, 16
+ * blocks side by side, else one block at a time. */
 #define TT_RNG_LANES 8
-void tt_rng_uniform32_at(const tt_rng *at, int64_t j, real out[4 * TT_RNG_LANES]);
-void tt_rng_words32_at(const tt_rng *at, int64_t j, uint32_t out[4 * TT_RNG_LANES]);
 /* keep[e] = (word >> 8) >= thr, 1 or 0, for the 32 * n32 elements from 4j on. With
  * thr = ceil(p * 2^24) this is exactly uniform >= p: a dropout keep mask without a float. */
 void tt_rng_keep_at(const tt_rng *at, int64_t j, uint32_t thr, int64_t n32, uint8_t *keep);

@@ -141,18 +141,6 @@ static double sum_squares(void *ctx, int64_t lo, int64_t hi)
     return ss;
 }
 
-typedef struct scale_args {
-    real *g;
-    real coef;
-} scale_args;
-
-static void scale_range(void *ctx, int64_t lo, int64_t hi, int tid)
-{
-    (void)tid;
-    const scale_args *a = ctx;
-    for (int64_t i = lo; i < hi; i++) a->g[i] = a->g[i] * a->coef;
-}
-
 /* n = sqrt(sum g^2) accumulated in double over the whole gradient buffer (padding is 0).
  * PyTorch takes the norm of the per-parameter norms: the same value up to rounding. */
 double tt_clip_grad_norm(tt_params *ps, double max_norm)
@@ -161,8 +149,8 @@ double tt_clip_grad_norm(tt_params *ps, double max_norm)
     TT_ASSERT_MSG(ps->grad || ps->numel == 0, "tt_clip_grad_norm before tt_params_finalize");
     double norm = sqrt(tt_pool_sum(ps->numel, 8192, sum_squares, ps->grad));
     if (max_norm > 0.0 && norm > max_norm) {
-        scale_args a = {.g = ps->grad, .coef = (real)(max_norm / (norm + 1e-6))};
-        tt_pool_for(ps->numel, 16, 8192, scale_range, &a);
+        real coef = (real)(max_norm / (norm + 1e-6));
+        tt_backend_get(ps->device)->scale_forward(ps->grad, ps->grad, coef, ps->numel);
     }
     return norm;
 }

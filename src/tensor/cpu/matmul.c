@@ -112,6 +112,12 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
     }
 }
 
+static void gemm_op(const tt_gemm_op *o)
+{
+    tt_cpu_gemm(o->ta, o->tb, o->M, o->N, o->K, o->alpha, o->A, o->lda, 0, o->B, o->ldb, 0,
+                o->beta, o->C, o->ldc, 0, 1);
+}
+
 typedef struct linear_parts {
     const tt_gemm_op *op[2];
     real *db;
@@ -129,9 +135,7 @@ static void linear_part(void *ctx, int64_t begin, int64_t end, int tid)
             tt_cpu_bias_backward(l->db, l->dy, l->N, l->C);
             continue;
         }
-        const tt_gemm_op *o = l->op[i];
-        tt_cpu_gemm(o->ta, o->tb, o->M, o->N, o->K, o->alpha, o->A, o->lda, 0, o->B, o->ldb, 0,
-                    o->beta, o->C, o->ldc, 0, 1);
+        gemm_op(l->op[i]);
     }
 }
 
@@ -149,10 +153,8 @@ void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db
         tt_pool_each(db ? 3 : 2, linear_part, &l);
         return;
     }
-    const tt_gemm_op *o = dx ? dx : dw;
-    if (o)
-        tt_cpu_gemm(o->ta, o->tb, o->M, o->N, o->K, o->alpha, o->A, o->lda, 0, o->B, o->ldb, 0,
-                    o->beta, o->C, o->ldc, 0, 1);
+    if (dx) gemm_op(dx);
+    if (dw) gemm_op(dw);
     if (db) tt_cpu_bias_backward(db, dy, N, C);
 }
 
