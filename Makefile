@@ -38,7 +38,7 @@ LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm -pthread
 # program through tt_train_main, in process).
 LIB_SRC   := $(filter-out src/train/main.c,\
                $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c src/nn/*.c \
-                          src/train/*.c))
+                          src/train/*/*.c src/train/*.c))
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 

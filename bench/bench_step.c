@@ -7,8 +7,8 @@
  * Prints a few readable lines, then one JSON line. `--sgemm-peak` instead measures the
  * machine's cblas_sgemm 2048^3 GFLOP/s (best of 3) at the same thread count. */
 #include "nn/model.h"
-#include "train/optim.h"
-#include "train/trainer.h"
+#include "train/optim/optim.h"
+#include "train/run/run.h"
 
 #include "bench_util.h"
 

@@ -6,7 +6,7 @@
 #ifndef TT_CFG_TESTUTIL_H
 #define TT_CFG_TESTUTIL_H
 
-#include "train/config.h"
+#include "train/config/config.h"
 
 /* The smallest valid data section. */
 #define TT_CFG_MIN "'data': {'task': 'tag', 'seq_len': 16}"

@@ -7,7 +7,7 @@
 
 #include "cfg_testutil.h"
 #include "st_testutil.h"
-#include "train/config.h"
+#include "train/config/config.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,7 +3,7 @@
  * and line, batches for each task, and the shuffle. */
 #include "testutil.h"
 
-#include "train/data.h"
+#include "train/data/data.h"
 
 #include <stdio.h>
 #include <stdlib.h>

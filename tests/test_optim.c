@@ -5,7 +5,7 @@
  * clip_grad_norm_ results likewise; the schedules against values worked out by hand. */
 #include "testutil.h"
 
-#include "train/optim.h"
+#include "train/optim/optim.h"
 
 #include <malloc.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * the most focused head. The browser check of index.html is scripts/check_html.sh. */
 #include "testutil.h"
 
-#include "train/render.h"
+#include "train/report/render.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

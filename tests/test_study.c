@@ -5,7 +5,7 @@
  * each d_k's numbers independent of the other widths measured. */
 #include "testutil.h"
 
-#include "train/study.h"
+#include "train/study/study.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,8 +5,9 @@
  * that blows up stops the run and leaves the last checkpoint as it was. */
 #include "testutil.h"
 
-#include "train/render.h"
-#include "train/trainer.h"
+#include "train/report/render.h"
+#include "train/cli.h"
+#include "train/run/run.h"
 
 #include <cjson/cJSON.h>
 

@@ -1,4 +1,4 @@
-/* main.c: ./train (see train/loop.c); the one main() of the project's program. */
-#include "train/trainer.h"
+/* main.c: ./train, the one main() of the project's program (the command line is cli.c). */
+#include "train/cli.h"
 
 int main(int argc, char **argv) { return tt_train_main(argc, argv); }

@@ -1,60 +1,12 @@
-/* trainer.c: a run's state, the forward pass of each task, evaluation, and the step's memory.
- * The loop and the command line are in loop.c; checkpoints and the dump in checkpoint.c. */
-#include "train/trainer.h"
+/* run.c: a run's state, the forward pass of each task, and evaluation. The loop is loop.c,
+ * checkpoints checkpoint.c, the first-step dump dump.c, the step's memory memory.c. */
+#include "train/run/run.h"
 
-#include "train/render.h"
+#include "train/report/maps.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The step's memory in bytes, from the sizes alone (N = B*T rows, f = d_ff, H heads, R =
- * sizeof(real), P threads; dropout masks are one byte per element).
- *
- * Values (the data arena): what the forward pass records and keeps until the step ends. Per
- * layer, post-LN and pre-LN alike, at most: 12 N*d reals (qkv 3, attention output, out_proj,
- * linear2, two norms, and 4 for the two dropouts and residual adds, fewer where encoder.c
- * fuses them over out_proj's and linear2's outputs), 3 N*f (linear1, activation, dropout;
- * fewer where ReLU and dropout are fused over linear1's output), 4 N norm statistics, B*H*T*T
- * attention weights, and P*(T*T + 2 T*T) attention scratch (forward and backward, per thread:
- * the backward's is the only thing backward takes from the arena); plus masks of at most
- * 2 N*d + N*f + B*H*T*T bytes. Around the layers: embedding, its scale, positions, dropout and
- * (pre-LN) the final norm, 5 N*d + 2 N reals and an N*d mask; the head N*n_out, the loss's N
- * row statistics, classify's pooling (N weights, B*d); int32 tokens, padding, targets (12 N
- * bytes). Every allocation may lose 63 bytes to alignment (24 per layer, 32 more). Evaluation
- * (no grad, no dropout) records a subset of the same. A 25% margin covers what this misses.
- *
- * Gradients (the heap): tt_backward releases each intermediate gradient as soon as the node
- * that made the var has run, so only a few are alive at once. Walking a layer's tape backwards
- * from d(out) [N,d] (post-LN; pre-LN moves the norms, which changes one line; fused or not):
- *   norm2, add2, dropout            3 N*d   (d of the sum, d of both its inputs)
- *   linear2, dropout, activation    N*d + 2 N*f   (d(x1) waits; one [N,f] made from another)
- *   linear1 (pre-LN: d(norm2 in))   2 N*d + N*f
- *   norm1, add1, dropout, out_proj  3 N*d
- *   sdpa                            5 N*d   (d(x) waits, d of its output, d(qkv) 3 N*d)
- * and the layer ends with d(x) [N,d] alone, so layers do not add up. The head's backward holds
- * d(logits) N*n_out and d(h) N*d at once, the embedding end at most 2 N*d: the peak in use is
- * max(5 N*d, N*d + 2 N*f, 2 N*d + N*f, N*(d + n_out)) reals. First fit leaves holes, so the
- * region touched passes the peak in use: by up to one [N, max(d,f)] gradient, measured over a
- * grid of sizes (d_ff from d to 8d, n_out below and above d), both norms, with and without
- * dropout. The heap gets that sum and 25%; on the CPU only the touched part costs memory. At
- * most 3 gradients are alive at once (sdpa's: d(x), d(out), d(qkv)); the table holds 64. */
-tt_step_sizes tt_step_sizes_for(int B, int T, int d, int d_ff, int n_heads, int n_layers,
-                                int n_out, int threads)
-{
-    double N = (double)B * T, D = d, f = d_ff, H = n_heads, L = n_layers, R = sizeof(real);
-    double att = B * H * T * (double)T, P = threads > 1 ? threads : 1;
-    double layer = R * (12 * N * D + 3 * N * f + 4 * N + att + 3 * P * T * T) +
-                   (2 * N * D + N * f + att) + 64.0 * 24;
-    double ends = R * (5 * N * D + 2 * N + N * n_out + 2 * N + (double)B * D) + N * D + 12 * N +
-                  64.0 * 32;
-    double values = 1.25 * (L * layer + ends);
-    double peak = fmax(fmax(5 * N * D, N * D + 2 * N * f),
-                       fmax(2 * N * D + N * f, N * (D + n_out)));
-    double grads = 1.25 * R * (peak + N * fmax(D, f)) + 64.0 * 64;
-    return (tt_step_sizes){.values = (size_t)values, .grads = (size_t)grads, .grad_blocks = 64,
-                           .tape = (size_t)(64 << 10) + (size_t)(32 << 10) * (size_t)n_layers};
-}
 
 static tt_model_config model_config(const tt_config *c, const tt_corpus *d)
 {

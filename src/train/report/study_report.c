@@ -1,163 +1,14 @@
-/* study_report.c: the scaling study (study.kind "scaling"): measurements 1-3 and 5a of
- * study.c, then two trainings of a wide-head model on the config's data, with attn_scale
- * "sqrt_dk" and "none" (4), and the trained scaled model's maps at three temperatures (5b).
- * Writes RUN/report.md (each claim next to the measured figure, and a verdict computed from
- * the numbers), CSV files and SVG plots. */
-#include "train/attention_dump.h"
-#include "train/study.h"
+/* study_report.c: the scaling study's report (study/study.h): RUN/report.md, each claim of the
+ * attention literature next to the measured figure and a verdict computed from the numbers,
+ * and the SVG plots of every part. The measurements and trainings are the study's (study/). */
+#include "train/study/study.h"
 
-#include <cjson/cJSON.h>
+#include "train/report/render.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_EPOCHS 64
-
-/* What part 4 records of one training. */
-typedef struct trace {
-    const char *name; /* "sqrt_dk" | "none" */
-    int n_steps, cap;
-    double *step, *loss, *attn_grad; /* per optimizer step */
-    int n_epochs;
-    double epoch[MAX_EPOCHS + 1], valid_acc[MAX_EPOCHS + 1], valid_loss[MAX_EPOCHS + 1];
-    double entropy[MAX_EPOCHS + 1]; /* mean over heads and layers */
-} trace;
-
-/* Norm of the gradients of every in_proj (the q, k, v projections): what saturation starves. */
-static void record_step(tt_run *r, double loss, double grad_norm, void *ctx)
-{
-    trace *t = ctx;
-    (void)grad_norm;
-    double s = 0;
-    for (int i = 0; i < r->model.params.n; i++) {
-        const tt_param *p = r->model.params.items[i];
-        if (!strstr(p->name, "self_attn.in_proj")) continue;
-        const real *g = p->var.grad.data;
-        for (int64_t k = 0; k < p->var.val.n; k++) s += (double)g[k] * (double)g[k];
-    }
-    TT_ASSERT_MSG(t->n_steps < t->cap, "study: more steps than the run's %d", t->cap);
-    t->step[t->n_steps] = (double)r->step;
-    t->loss[t->n_steps] = loss;
-    t->attn_grad[t->n_steps++] = sqrt(s);
-}
-
-/* The evaluation lines of a run's metrics.jsonl into the trace. */
-static void read_evals(trace *t, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char line[8192];
-    while (f && fgets(line, sizeof line, f) && t->n_epochs <= MAX_EPOCHS) {
-        cJSON *o = cJSON_Parse(line);
-        const cJSON *acc = cJSON_GetObjectItem(o, "valid_acc");
-        const cJSON *ent = cJSON_GetObjectItem(o, "attention_entropy");
-        if (cJSON_IsNumber(acc)) {
-            int i = t->n_epochs++;
-            t->epoch[i] = cJSON_GetObjectItem(o, "epoch")->valuedouble;
-            t->valid_acc[i] = acc->valuedouble;
-            t->valid_loss[i] = cJSON_GetObjectItem(o, "valid_loss")->valuedouble;
-            double sum = 0;
-            int n = 0;
-            for (const cJSON *l = ent ? ent->child : NULL; l; l = l->next)
-                for (const cJSON *h = l->child; h; h = h->next) sum += h->valuedouble, n++;
-            t->entropy[i] = n ? sum / n : 0;
-        }
-        cJSON_Delete(o);
-    }
-    if (f) fclose(f);
-}
-
-/* Mean max weight and mean row entropy over every probe row, layer and head. */
-static void map_stats(const tt_attn_epoch *e, double *max_w, double *entropy)
-{
-    double m = 0, h = 0;
-    int64_t rows = 0;
-    for (int p = 0; p < e->n_probes; p++) {
-        const tt_attn_probe *pr = &e->probes[p];
-        for (int k = 0; k < e->L * e->H * pr->T; k++) {
-            const real *row = pr->w + (size_t)k * pr->T;
-            double best = 0;
-            for (int j = 0; j < pr->T; j++) best = fmax(best, (double)row[j]);
-            m += best;
-            h += tt_attn_row_entropy(row, pr->T);
-            rows++;
-        }
-    }
-    *max_w = rows ? m / (double)rows : 0;
-    *entropy = rows ? h / (double)rows : 0;
-}
-
-typedef struct temp_result {
-    double tau, max_w, entropy, valid_acc;
-} temp_result;
-
-/* Part 4 (one training) and, on the scaled model, part 5b. */
-static int train_one(tt_run *parent, bool scaled, trace *t, temp_result *temps, int n_temps,
-                     char *err, size_t errlen)
-{
-    tt_run s = {0};
-    s.cfg = parent->cfg; /* shallow: the string arrays stay the parent's (detached below) */
-    s.cfg.study.kind = TT_STUDY_NONE;
-    s.cfg.model.d_model = parent->cfg.study.d_model;
-    s.cfg.model.n_heads = parent->cfg.study.n_heads;
-    s.cfg.model.attn_scale_none = !scaled;
-    s.cfg.train.epochs = parent->cfg.study.epochs;
-    s.cfg.output.checkpoint_every = 0;
-    t->name = scaled ? "sqrt_dk" : "none";
-    char out[2 * TT_CONFIG_PATH];
-    snprintf(out, sizeof out, "%s/train_%s", parent->cfg.output.dir, t->name);
-    if (strlen(out) >= sizeof s.cfg.output.dir) {
-        tt_errorf(err, errlen, "%s: output.dir is too long", out);
-        return 2;
-    }
-    memcpy(s.cfg.output.dir, out, strlen(out) + 1);
-    int rc = tt_corpus_load(&s.data, &s.cfg, err, errlen) ? 2 : 0;
-    if (!rc) rc = tt_run_init(&s, err, errlen) ? 2 : 0;
-    if (!rc) rc = tt_run_prepare_dir(&s, false, err, errlen) ? 2 : 0;
-    if (!rc) {
-        printf("\n== part 4: training with attn_scale \"%s\" (d_model %d, %d heads, d_k %d)\n",
-               t->name, s.cfg.model.d_model, s.cfg.model.n_heads,
-               s.cfg.model.d_model / s.cfg.model.n_heads);
-        t->cap = (int)s.total_steps; /* allocated here, not inside the training loop */
-        t->step = tt_xmalloc((size_t)t->cap * sizeof(double));
-        t->loss = tt_xmalloc((size_t)t->cap * sizeof(double));
-        t->attn_grad = tt_xmalloc((size_t)t->cap * sizeof(double));
-        s.on_step = record_step;
-        s.on_step_ctx = t;
-        rc = tt_run_train(&s, err, errlen);
-    }
-    if (!rc) {
-        fclose(s.metrics);
-        s.metrics = NULL;
-        char path[TT_CONFIG_PATH + 64];
-        snprintf(path, sizeof path, "%s/metrics.jsonl", s.cfg.output.dir);
-        read_evals(t, path);
-    }
-    for (int i = 0; !rc && i < n_temps; i++) { /* 5b: the same weights, scores / tau */
-        tt_attn_epoch e;
-        tt_model_set_temperature(&s.model, (real)temps[i].tau);
-        tt_probe_maps(&s, &e);
-        map_stats(&e, &temps[i].max_w, &temps[i].entropy);
-        char path[TT_CONFIG_PATH + 64];
-        snprintf(path, sizeof path, "%s/temperature_%g.svg", parent->cfg.output.dir,
-                 temps[i].tau);
-        rc = tt_render_heatmap_svg(&e, path, err, errlen) ? 2 : 0;
-        tt_attn_epoch_free(&e);
-        temps[i].valid_acc = tt_run_evaluate(&s).acc;
-        tt_model_set_temperature(&s.model, (real)s.cfg.model.attn_temperature);
-    }
-    s.cfg.data.probes = NULL, s.cfg.data.n_probes = 0; /* the parent's */
-    s.cfg.data.ambiguous = NULL, s.cfg.data.n_ambiguous = 0;
-    tt_run_free(&s);
-    return rc;
-}
-
-static void trace_free(trace *t)
-{
-    free(t->step);
-    free(t->loss);
-    free(t->attn_grad);
-}
 
 static const char *verdict(bool ok) { return ok ? "supported" : "**not supported**"; }
 
@@ -171,16 +22,20 @@ static double median_of(const double *x, int n)
 }
 
 /* RUN/report.md: the headline table (claim, measurement, verdict), then each part. */
-static int write_report(const tt_run *r, const tt_study_opts *o, const tt_study_var *var,
-                        const tt_study_sat *sat, const tt_study_grad *gr, const double *soft,
-                        const trace *t, const temp_result *temps, char *err, size_t errlen)
+static int write_report(const tt_config *c, const tt_study_results *s, char *err, size_t errlen)
 {
-    const tt_config *c = &r->cfg;
+    const tt_study_opts *o = &s->o;
+    const tt_study_var *var = s->var;
+    const tt_study_sat *sat = s->sat;
+    const tt_study_grad *gr = s->gr;
+    const double *soft = s->soft;
+    const tt_study_trace *t = s->t;
+    const tt_study_temp *temps = s->temps;
     const int n = o->n_dk, last = n - 1;
     char path[TT_CONFIG_PATH + 64];
     snprintf(path, sizeof path, "%s/report.md", c->output.dir);
     tt_atomic_file out;
-    if (tt_atomic_open(&out, path, err, errlen)) return 2;
+    if (tt_atomic_open(&out, path, err, errlen)) return -1;
     FILE *f = out.f;
 
     /* verdicts, from the numbers */
@@ -323,7 +178,7 @@ static int write_report(const tt_run *r, const tt_study_opts *o, const tt_study_
         fprintf(f, "| %g | %.4f | %.4f | %.4f | [temperature_%g.svg](temperature_%g.svg) |\n",
                 temps[i].tau, temps[i].max_w, temps[i].entropy, temps[i].valid_acc,
                 temps[i].tau, temps[i].tau);
-    return tt_atomic_close(&out, true, err, errlen) ? 2 : 0;
+    return tt_atomic_close(&out, true, err, errlen);
 }
 
 static int plot(const char *dir, const char *file, const char *title, const char *xl,
@@ -335,28 +190,17 @@ static int plot(const char *dir, const char *file, const char *title, const char
     return tt_render_lineplot_svg(path, title, xl, yl, lx, ly, sr, n, err, errlen);
 }
 
-int tt_study_main(tt_run *r, char *err, size_t errlen)
+int tt_study_write_report(const tt_config *c, const tt_study_results *s, char *err,
+                          size_t errlen)
 {
-    const tt_config *c = &r->cfg;
     const char *dir = c->output.dir;
-    tt_study_opts o = tt_study_defaults((uint64_t)c->seed);
-    o.samples = c->study.samples;
+    const tt_study_opts o = s->o;
     const int n = o.n_dk;
-    tt_study_var var[TT_STUDY_MAX_DK];
-    tt_study_sat sat[TT_STUDY_MAX_DK];
-    tt_study_grad gr[TT_STUDY_MAX_DK];
-    printf("scaling study: parts 1-3 with %d samples per d_k, into %s\n", o.samples, dir);
-    tt_study_variance(&o, var);
-    tt_study_saturation(&o, sat);
-    tt_study_gradients(&o, gr);
-    char path[TT_CONFIG_PATH + 64];
+    const tt_study_var *var = s->var;
+    const tt_study_sat *sat = s->sat;
+    const tt_study_grad *gr = s->gr;
+    const tt_study_trace *t = s->t;
     int rc = 0;
-    snprintf(path, sizeof path, "%s/variance.csv", dir);
-    rc = rc || tt_study_write_csv_var(path, var, n, err, errlen);
-    snprintf(path, sizeof path, "%s/saturation.csv", dir);
-    rc = rc || tt_study_write_csv_sat(path, sat, n, err, errlen);
-    snprintf(path, sizeof path, "%s/gradients.csv", dir);
-    rc = rc || tt_study_write_csv_grad(path, gr, n, err, errlen);
     double x[TT_STUDY_MAX_DK], y[8][TT_STUDY_MAX_DK];
     for (int i = 0; i < n; i++) {
         x[i] = o.dk[i];
@@ -390,35 +234,18 @@ int tt_study_main(tt_run *r, char *err, size_t errlen)
         {"dL/dK RMS, unscaled", n, x, g[4]},      {"dL/dK RMS, scaled", n, x, g[5]}};
     rc = rc || plot(dir, "gradients.svg", "3. Gradients through attention", "d_k",
                     "size per element", true, true, sg, 8, err, errlen);
-    if (rc) return 2;
-
-    static const double scores[3] = {2, 1, 0.5}, taus[3] = {0.5, 1, 2};
-    double soft[9];
-    tt_study_temperature(scores, 3, taus, 3, soft);
-
-    trace t[2] = {{0}, {0}};
-    temp_result temps[3] = {{.tau = 0.5}, {.tau = 1}, {.tau = 2}};
-    rc = train_one(r, true, &t[0], temps, 3, err, errlen);
-    if (!rc) rc = train_one(r, false, &t[1], NULL, 0, err, errlen);
-    if (!rc) {
-        tt_plot_series sl[2] = {{"attn_scale sqrt_dk", t[0].n_steps, t[0].step, t[0].loss},
-                                {"attn_scale none", t[1].n_steps, t[1].step, t[1].loss}};
-        rc = plot(dir, "training_loss.svg", "4. Training loss, d_k = 64", "step", "loss", false,
-                  true, sl, 2, err, errlen);
-        tt_plot_series sa[2] = {{"attn_scale sqrt_dk", t[0].n_steps, t[0].step, t[0].attn_grad},
-                                {"attn_scale none", t[1].n_steps, t[1].step, t[1].attn_grad}};
-        rc = rc || plot(dir, "training_attn_grad.svg",
-                        "4. Gradient norm of the q, k, v projections", "step", "norm", false,
-                        true, sa, 2, err, errlen);
-        tt_plot_series se[2] = {{"attn_scale sqrt_dk", t[0].n_epochs, t[0].epoch, t[0].valid_acc},
-                                {"attn_scale none", t[1].n_epochs, t[1].epoch, t[1].valid_acc}};
-        rc = rc || plot(dir, "training_valid_acc.svg", "4. Validation accuracy", "epoch",
-                        "accuracy", false, false, se, 2, err, errlen);
-        rc = rc ? 2 : 0;
-    }
-    if (!rc) rc = write_report(r, &o, var, sat, gr, soft, t, temps, err, errlen);
-    trace_free(&t[0]);
-    trace_free(&t[1]);
-    if (!rc) printf("\nwrote %s/report.md (with CSV files and SVG plots)\n", dir);
-    return rc;
+    tt_plot_series sl[2] = {{"attn_scale sqrt_dk", t[0].n_steps, t[0].step, t[0].loss},
+                            {"attn_scale none", t[1].n_steps, t[1].step, t[1].loss}};
+    rc = plot(dir, "training_loss.svg", "4. Training loss, d_k = 64", "step", "loss", false,
+              true, sl, 2, err, errlen);
+    tt_plot_series sa[2] = {{"attn_scale sqrt_dk", t[0].n_steps, t[0].step, t[0].attn_grad},
+                            {"attn_scale none", t[1].n_steps, t[1].step, t[1].attn_grad}};
+    rc = rc || plot(dir, "training_attn_grad.svg",
+                    "4. Gradient norm of the q, k, v projections", "step", "norm", false,
+                    true, sa, 2, err, errlen);
+    tt_plot_series se[2] = {{"attn_scale sqrt_dk", t[0].n_epochs, t[0].epoch, t[0].valid_acc},
+                            {"attn_scale none", t[1].n_epochs, t[1].epoch, t[1].valid_acc}};
+    rc = rc || plot(dir, "training_valid_acc.svg", "4. Validation accuracy", "epoch",
+                    "accuracy", false, false, se, 2, err, errlen);
+    return rc ? -1 : write_report(c, s, err, errlen);
 }

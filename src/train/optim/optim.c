@@ -8,7 +8,7 @@
  * Parameters live on the CPU for now; the loops will move behind the backend table when they
  * do not. The loops are split over the CPU pool (elementwise, so the bits do not depend on
  * the thread count); the clipping norm is a tt_pool_sum over fixed blocks. */
-#include "train/optim.h"
+#include "train/optim/optim.h"
 
 #include "tensor/backend.h"
 #include "tensor/cpu/pool.h"

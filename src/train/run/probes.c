@@ -3,7 +3,7 @@
  * one padded batch, each probe's [H, T, T] block of every layer cut out (padding keys have
  * weight 0, so its rows still sum to 1), written as RUN/attention/epoch_NNN.json (BertViz's
  * head-view layout), rendered as epoch_NNN.svg, and index.html rebuilt from every epoch file. */
-#include "train/attention_dump.h"
+#include "train/run/probes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* render_html.c: tt_render_index_html, the offline viewer (its CSS and JS are the PAGE_*
  * strings): every epoch file embedded as JSON, drawn by the page's own script, so it opens from
  * file:// with no server and no network. */
-#include "train/render.h"
+#include "train/report/render.h"
 
 #include <dirent.h>
 #include <errno.h>

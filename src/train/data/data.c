@@ -2,7 +2,7 @@
  * Loading is two passes over the training split (count words and tags, then encode with the
  * sorted vocabulary) and one over the validation split; each line is checked as it is read:
  * UTF-8, the TAB and the tag count for the task, the length against seq_len. */
-#include "train/data.h"
+#include "train/data/data.h"
 
 #include "tensor/backend.h"
 

@@ -13,7 +13,7 @@
 #define TT_DATA_H
 
 #include "tensor/rng.h"
-#include "train/config.h"
+#include "train/config/config.h"
 
 enum { TT_TOK_PAD = 0, TT_TOK_UNK = 1, TT_TOK_MASK = 2, TT_TOK_SPECIALS = 3 };
 

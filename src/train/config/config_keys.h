@@ -4,7 +4,7 @@
 #ifndef TT_CONFIG_KEYS_H
 #define TT_CONFIG_KEYS_H
 
-#include "train/config.h"
+#include "train/config/config.h"
 
 /* T_PATH: a string resolved against the config's folder; T_STRS: an array of strings. */
 typedef enum { T_INT, T_I64, T_NUM, T_BOOL, T_ENUM, T_STR, T_PATH, T_STRS } ktype;

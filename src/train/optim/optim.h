@@ -12,7 +12,7 @@
 #define TT_OPTIM_H
 
 #include "autograd/params.h"
-#include "train/config.h"
+#include "train/config/config.h"
 
 typedef struct tt_optim {
     tt_optimizer kind;

@@ -4,9 +4,12 @@
  * (part, d_k), so a d_k's numbers do not depend on which other d_k are measured, and the scaled
  * and unscaled variants of a part see the same draws. Each call allocates one CPU arena pair
  * sized for its largest d_k, resets it between d_k values and frees it before returning.
- * The report writer that turns these into tables and figures lives elsewhere. */
+ * study.c runs the whole study (a client of the run API: it trains two models through it);
+ * report/study_report.c turns the results into report.md and plots. */
 #ifndef TT_STUDY_H
 #define TT_STUDY_H
+
+#include "train/run/run.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -84,5 +87,40 @@ int tt_study_write_csv_sat(const char *path, const tt_study_sat *s, int n, char 
                            size_t errlen);
 int tt_study_write_csv_grad(const char *path, const tt_study_grad *gr, int n, char *err,
                             size_t errlen);
+
+/* 4. What one training records: per optimizer step, per epoch. */
+#define TT_STUDY_MAX_EPOCHS 64
+typedef struct tt_study_trace {
+    const char *name; /* "sqrt_dk" | "none" */
+    int n_steps, cap;
+    double *step, *loss, *attn_grad; /* per optimizer step */
+    int n_epochs;
+    double epoch[TT_STUDY_MAX_EPOCHS + 1], valid_acc[TT_STUDY_MAX_EPOCHS + 1];
+    double valid_loss[TT_STUDY_MAX_EPOCHS + 1];
+    double entropy[TT_STUDY_MAX_EPOCHS + 1]; /* mean over heads and layers */
+} tt_study_trace;
+
+/* 5b. The trained scaled model's maps at one temperature. */
+typedef struct tt_study_temp {
+    double tau, max_w, entropy, valid_acc;
+} tt_study_temp;
+
+/* Everything the report shows. */
+typedef struct tt_study_results {
+    tt_study_opts o;
+    tt_study_var var[TT_STUDY_MAX_DK];
+    tt_study_sat sat[TT_STUDY_MAX_DK];
+    tt_study_grad gr[TT_STUDY_MAX_DK];
+    double soft[9];         /* 5a: softmax([2, 1, 0.5] / tau), tau 0.5, 1, 2 */
+    tt_study_trace t[2];    /* 4: [0] sqrt_dk, [1] none */
+    tt_study_temp temps[3]; /* 5b: tau 0.5, 1, 2 */
+} tt_study_results;
+
+/* study.c: configs/scaling.json's study instead of training, into r->cfg.output.dir; the
+ * run r gives the config and data, and is not trained itself. 0, or -1 with err. */
+int tt_study_main(tt_run *r, char *err, size_t errlen);
+/* report/study_report.c: RUN/report.md and the SVG plots of every part. */
+int tt_study_write_report(const tt_config *c, const tt_study_results *s, char *err,
+                          size_t errlen);
 
 #endif

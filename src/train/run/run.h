@@ -1,16 +1,20 @@
-/* trainer.h: the program behind ./train: one run's state, the training loop, evaluation,
- * checkpoints, the first-step dump. tt_train_main is main(): the tests call it in process.
+/* run.h: the run API behind ./train and the study: one run's state (run.c), the training loop
+ * (loop.c), evaluation, checkpoints (checkpoint.c), the first-step dump (dump.c) and the
+ * step's memory plan (memory.c).
+ *
+ * Status convention of all of src/train: a function that can fail on the user's input returns
+ * 0, or -1 with err filled ("what, where, HINT"); only cli.c turns -1 into exit status 2.
  *
  * Random streams of one seed: 0 initial values, 1 dropout, 2 shuffling (data.c), 3 mlm masks in
  * training, 4 mlm masks in validation (reset before every evaluation, so every epoch is scored
  * on the same masks). The shuffle of epoch e is drawn from (seed, e) alone, and the dropout and
  * mask cursors are saved in checkpoints, so a resumed run continues exactly. */
-#ifndef TT_TRAINER_H
-#define TT_TRAINER_H
+#ifndef TT_RUN_H
+#define TT_RUN_H
 
 #include "nn/model.h"
-#include "train/data.h"
-#include "train/optim.h"
+#include "train/data/data.h"
+#include "train/optim/optim.h"
 
 #include <stdio.h>
 
@@ -72,21 +76,18 @@ typedef struct tt_eval {
  * each head's attention entropy (natural log) averaged over every real query row. */
 tt_eval tt_run_evaluate(tt_run *r);
 
-/* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps;
- * 0, or 2 after a message. */
+/* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps. */
 int tt_run_train(tt_run *r, char *err, size_t errlen);
+/* What a run is about to do (task, data, model, schedule, memory), on stdout. */
+void tt_run_describe(const tt_run *r);
 /* The run directory (output.dir and checkpoints/, attention/), config.json, and metrics.jsonl
  * opened for writing (appending on resume). */
 int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen);
-/* study_report.c: configs/scaling.json's study instead of training. */
-int tt_study_main(tt_run *r, char *err, size_t errlen);
-
 /* checkpoint.c: the contract's safetensors layout (DESIGN.md section 7), written atomically. */
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);
 int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen);
-/* --dump-first-step: one forward and backward pass on the first training batch, dropout off. */
+/* dump.c, --dump-first-step: one forward and backward pass on the first training batch,
+ * dropout off. */
 int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen);
-
-int tt_train_main(int argc, char **argv);
 
 #endif

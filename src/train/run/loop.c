@@ -1,10 +1,8 @@
-/* loop.c: the command line and the training loop of ./train (DESIGN.md section 6):
- *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT] [--dump-first-step FILE]
- * Exit status 0 when done, 2 for any error in the user's input (one message on stderr). Each
+/* loop.c: the training loop of ./train and its run directory. Each
  * epoch: shuffle, steps (forward, loss, backward, clip, schedule, optimizer), a metrics line
  * per output.log_every steps, validation, an evaluation line, a checkpoint when due. A loss
  * that is not finite stops the run before the optimizer touches the parameters. */
-#include "train/attention_dump.h"
+#include "train/run/probes.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,31 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ERR_LEN 2048
-#define MAX_SETS 64
-
-static const char USAGE[] =
-    "usage: ./train CONFIG.json [--set KEY=VALUE]... [--resume CHECKPOINT]\n"
-    "                           [--dump-first-step FILE]\n"
-    "  --set KEY=VALUE         override one config value (dotted path, JSON value or string),\n"
-    "                          e.g. --set model.d_model=128 --set train.lr=3e-4\n"
-    "  --resume CHECKPOINT     continue a run exactly from a checkpoint it wrote\n"
-    "  --dump-first-step FILE  one forward and backward pass on the first training batch,\n"
-    "                          written to FILE (safetensors), then exit\n"
-    "  -h, --help              this text\n"
-    "Every config key, its default and the outputs: README.md.\n";
-
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int fail(const char *msg)
-{
-    fprintf(stderr, "train: %s\n", msg);
-    return 2;
 }
 
 /* mkdir -p */
@@ -86,8 +64,9 @@ static void progress(const tt_run *r, int step_in_epoch, double loss, double tps
     fflush(stdout);
 }
 
-/* One epoch of training; returns 0, or 2 after a message when the loss is not finite. */
-static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *grad_norm)
+/* One epoch of training; 0, or -1 with err filled when the loss is not finite. */
+static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *grad_norm,
+                       char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
     const bool tty = isatty(fileno(stdout));
@@ -104,10 +83,10 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
         r->g.be->to_host(&l, loss->val.data, sizeof l);
         if (!isfinite((double)l)) {
             if (tty) printf("\n");
-            fprintf(stderr, "train: step %lld (epoch %d): the loss is %g; stopping before the "
-                    "update. The checkpoints already written are intact.\nHINT: lower train.lr, "
-                    "or set train.grad_clip\n", (long long)r->step + 1, r->epoch + 1, (double)l);
-            return 2;
+            return tt_errorf(err, errlen, "step %lld (epoch %d): the loss is %g; stopping before "
+                             "the update. The checkpoints already written are intact.\nHINT: "
+                             "lower train.lr, or set train.grad_clip", (long long)r->step + 1,
+                             r->epoch + 1, (double)l);
         }
         tt_params_zero_grad(&r->model.params);
         tt_backward(&r->g, loss);
@@ -159,7 +138,7 @@ static bool dump_due(const tt_config *c, int epoch)
            (epoch % c->output.attention_every == 0 || epoch == c->train.epochs);
 }
 
-static void describe(const tt_run *r)
+void tt_run_describe(const tt_run *r)
 {
     const tt_config *c = &r->cfg;
     const tt_corpus *d = &r->data;
@@ -201,12 +180,12 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         write_eval(r, &e);
         printf("epoch   0/%d  valid_loss %.4f  valid_acc %.4f (before training)\n",
                c->train.epochs, e.loss, e.acc);
-        if (dump_due(c, 0) && tt_attention_dump(r, &maps, err, errlen)) return 2;
+        if (dump_due(c, 0) && tt_attention_dump(r, &maps, err, errlen)) return -1;
     }
     int rc = 0;
     while (r->epoch < c->train.epochs && rc == 0) {
-        double loss, tps, grad_norm = 0, t0 = now();
-        if ((rc = train_epoch(r, &loss, &tps, &grad_norm))) break;
+        double loss = 0, tps = 0, grad_norm = 0, t0 = now();
+        if ((rc = train_epoch(r, &loss, &tps, &grad_norm, err, errlen))) break;
         r->epoch++;
         tt_eval e = tt_run_evaluate(r);
         double lr = tt_schedule_lr(c->train.schedule, c->train.lr, r->step - 1,
@@ -226,9 +205,9 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         if (last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0)) {
             snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
                      r->epoch);
-            if (tt_checkpoint_save(r, path, err, errlen)) rc = 2;
+            rc = tt_checkpoint_save(r, path, err, errlen);
         }
-        if (!rc && dump_due(c, r->epoch) && tt_attention_dump(r, &maps, err, errlen)) rc = 2;
+        if (!rc && dump_due(c, r->epoch)) rc = tt_attention_dump(r, &maps, err, errlen);
         if (last && !rc) {
             tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);
@@ -259,70 +238,4 @@ int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen)
     if (!bad && !(r->metrics = fopen(path, append ? "a" : "w")))
         bad = tt_errorf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     return bad ? -1 : 0;
-}
-
-int tt_train_main(int argc, char **argv)
-{
-    const char *config = NULL, *resume = NULL, *dump = NULL, *sets[MAX_SETS];
-    int n_sets = 0;
-    char err[ERR_LEN];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE, stdout);
-            return 0;
-        } else if (!strcmp(a, "--set") && has_value) {
-            if (n_sets == MAX_SETS) return fail("more than 64 --set options");
-            sets[n_sets++] = argv[++i];
-        } else if (!strcmp(a, "--resume") && has_value) {
-            resume = argv[++i];
-        } else if (!strcmp(a, "--dump-first-step") && has_value) {
-            dump = argv[++i];
-        } else if (a[0] == '-') {
-            snprintf(err, sizeof err, "%s: unknown option or missing value\n%s", a, USAGE);
-            return fail(err);
-        } else if (config) {
-            snprintf(err, sizeof err, "%s: a second config file (one is allowed)\n%s", a, USAGE);
-            return fail(err);
-        } else {
-            config = a;
-        }
-    }
-    if (!config) {
-        snprintf(err, sizeof err, "no config file given\n%s", USAGE);
-        return fail(err);
-    }
-    tt_run r = {0};
-    int rc = 2;
-    if (tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
-        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) || tt_run_init(&r, err, sizeof err) ||
-        (resume && tt_checkpoint_load(&r, resume, err, sizeof err))) {
-        fail(err);
-        goto out;
-    }
-    if (dump) {
-        rc = tt_dump_first_step(&r, dump, err, sizeof err) ? fail(err) : 0;
-        if (!rc) printf("wrote %s\n", dump);
-        goto out;
-    }
-    if (tt_run_prepare_dir(&r, resume != NULL, err, sizeof err)) {
-        fail(err);
-        goto out;
-    }
-    if (r.cfg.study.kind == TT_STUDY_SCALING) {
-        err[0] = '\0';
-        rc = tt_study_main(&r, err, sizeof err);
-        if (rc == 2 && err[0]) fail(err);
-        goto out;
-    }
-    describe(&r);
-    if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
-                       (long long)r.step);
-    err[0] = '\0';
-    rc = tt_run_train(&r, err, sizeof err);
-    if (rc == 2 && err[0]) fail(err);
-out:
-    tt_run_free(&r);
-    return rc;
 }

@@ -3,8 +3,8 @@
 #ifndef TT_ATTENTION_DUMP_H
 #define TT_ATTENTION_DUMP_H
 
-#include "train/render.h"
-#include "train/trainer.h"
+#include "train/report/render.h"
+#include "train/run/run.h"
 
 /* Every probe's maps at the run's current parameters, eval mode; e->epoch is r->epoch. Free
  * with tt_attn_epoch_free. */

@@ -1,51 +1,15 @@
-/* render.h: what a run shows of itself: the probe sentences' attention maps (read, written,
- * rendered as SVG, as one self-contained HTML viewer, and as text for the terminal) and the
- * line plots of the studies.
- *
- * An attention dump is RUN/attention/epoch_NNN.json (BertViz head_view layout):
- *   {"epoch": 3, "layers": L, "heads": H,
- *    "probes": [{"text": "...", "tokens": [T strings],
- *                "attention": [L arrays, each [1][H][T][T]: batch 1, head, query row, key
- * column]}]} Layers and heads are numbered from 0 everywhere (files, SVG titles, the viewer, the
- * terminal). Every writer is atomic (PATH.tmp.<pid>, fflush, fsync, rename); user-facing failures
- * return -1 with "PATH: what" in err. render.c holds the maps, their text view and the shared
- * helpers; render_html.c the markup (heatmap SVG, line plots, index.html). */
+/* render.h: what a run shows of itself: the probe sentences' attention maps (maps.h) rendered
+ * as SVG, as one self-contained HTML viewer, and as text for the terminal, and the line plots
+ * of the studies. Every writer is atomic (a temporary file, fflush, fsync, rename);
+ * user-facing failures return -1 with "PATH: what" in err. render.c holds the text view and
+ * the shared helpers; render_svg.c the SVG; render_html.c the viewer (index.html). */
 #ifndef TT_RENDER_H
 #define TT_RENDER_H
 
-#include "tensor/common.h"
-#include "tensor/real.h"
+#include "train/report/maps.h"
 
 #include <stdbool.h>
 #include <stdio.h>
-
-/* One probe sentence: text, its T tokens and w[L][H][T][T] (row = query, column = key). The
- * strings and w are malloc'ed and owned by the epoch. */
-typedef struct tt_attn_probe {
-    char *text;
-    int T;
-    char **tokens;
-    real *w;
-} tt_attn_probe;
-
-typedef struct tt_attn_epoch {
-    int epoch, L, H, n_probes;
-    tt_attn_probe *probes; /* malloc'ed, n_probes of them */
-} tt_attn_epoch;
-
-/* Parses and validates an epoch file: keys present, integers where integers go, attention of
- * shape L x 1 x H x T x T with T the number of tokens, every weight a number in [0, 1], UTF-8
- * strings. On failure *e is left empty (safe to free) and err names the file and JSON path. */
-int tt_attn_epoch_read(tt_attn_epoch *e, const char *path, char *err, size_t errlen);
-/* The JSON above, weights with %.6g, one head's map per line. Probes need T >= 1. */
-int tt_attn_epoch_write(const tt_attn_epoch *e, const char *path, char *err, size_t errlen);
-/* Frees everything the epoch owns and zeroes it; a zeroed epoch is fine. */
-void tt_attn_epoch_free(tt_attn_epoch *e);
-
-/* -sum p log p in nats (0 log 0 = 0): log T for a uniform row, 0 for a one-hot row. */
-double tt_attn_row_entropy(const real *row, int T);
-/* The (layer, head) with the lowest mean row entropy for the probe (the first on ties). */
-int tt_attn_most_focused(const tt_attn_epoch *e, int probe, int *layer, int *head);
 
 /* One map as text: tokens down the side and (vertically) across the top, cut to 6 display
  * columns (Hangul and CJK count 2), each weight 2 characters of " ░▒▓█" by fifths of [0, 1]
@@ -80,6 +44,8 @@ int tt_render_lineplot_svg(const char *path, const char *title, const char *xlab
 
 /* Shared by render.c, render_svg.c, render_html.c and tests/test_render.c; not for other
  * callers. */
+/* Calls put(f, s, n) for each well-formed UTF-8 run of s, writing '?' for each bad byte. */
+void tt_render_utf8_runs(FILE *f, const char *s, void (*put)(FILE *, const char *, size_t));
 /* s with & < > " ' as entities; bytes that are not UTF-8 or XML characters become '?'. */
 void tt_render_xml_puts(FILE *f, const char *s);
 /* The file's text, NUL-terminated and malloc'ed, or NULL with err filled. */

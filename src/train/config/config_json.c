@@ -3,7 +3,7 @@
  * key through it); tt_config_store and tt_config_fetch move a value in and out of a key's field;
  * tt_config_to_json walks the table to write a resolved config back as JSON, numbers printed so
  * that they read back exactly. A key added to the table is read, checked and written back. */
-#include "train/config_keys.h"
+#include "train/config/config_keys.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>

@@ -6,7 +6,7 @@
  * problem found is the one message. */
 #define _XOPEN_SOURCE 700 /* realpath */
 
-#include "train/config_keys.h"
+#include "train/config/config_keys.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -3,9 +3,9 @@
  * its backward); only the statistics over their outputs are loops here, in double, with the
  * mean subtracted before squaring (one pass of E[x^2] - E[x]^2 in float32 would lose the
  * variance of d_k = 1024 dots to cancellation). */
-#include "train/study.h"
+#include "train/study/study.h"
 
-#include "train/render.h"
+#include "train/report/render.h"
 
 #include "autograd/ops.h"
 

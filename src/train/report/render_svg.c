@@ -2,7 +2,7 @@
  * (probes stacked, an L x H grid of heatmaps each, one colour scale); tt_render_lineplot_svg the
  * studies' line plots (linear or log axes). Text sizes are estimated (no font metrics in C):
  * 7 px per narrow character, 12 per wide one at 11 px. */
-#include "train/render.h"
+#include "train/report/render.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,0 +1,54 @@
+/* dump.c: --dump-first-step (DESIGN.md section 7): one forward and backward pass on the first
+ * training batch with dropout off, so another implementation can reproduce every number,
+ * written as one safetensors file of parameters, gradients, inputs and outputs. */
+#include "train/run/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void add_i32(tt_st_writer *w, const char *name, const int32_t *x, int ndim, int B, int T)
+{
+    int64_t shape[2] = {B, T};
+    tt_st_writer_add(w, name, TT_ST_I32, ndim, shape, x);
+}
+
+int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen)
+{
+    const tt_config *c = &r->cfg;
+    const int B = r->batch.B, T = r->batch.T, L = c->model.n_layers;
+    tt_shuffle(r->order, r->data.train.n, (uint64_t)c->seed, 1);
+    tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, 0, &r->mask,
+                  c->data.mask_prob);
+    /* dropout off, so another implementation can reproduce every number */
+    r->g.training = false;
+    tt_tensor *att = tt_xcalloc((size_t)(L ? L : 1), sizeof *att);
+    tt_var *logits;
+    tt_params_zero_grad(&r->model.params);
+    tt_var *loss = tt_run_forward(r, &r->batch, &logits, att);
+    tt_backward(&r->g, loss);
+    tt_st_writer w;
+    tt_st_writer_init(&w);
+    tt_params_write(&r->model.params, NULL, &w, "param.");
+    tt_params_write(&r->model.params, r->model.params.grad, &w, "grad.");
+    bool classify = r->data.task == TT_TASK_CLASSIFY;
+    add_i32(&w, "input.tokens", r->batch.tokens, 2, B, T);
+    add_i32(&w, "input.targets", r->batch.targets, classify ? 1 : 2, B, T);
+    add_i32(&w, "input.pad_mask", r->batch.pad, 2, B, T);
+    int64_t ls[3] = {B, classify ? tt_corpus_n_out(&r->data) : T, tt_corpus_n_out(&r->data)};
+    tt_st_writer_add(&w, "output.logits", TT_ST_REAL, classify ? 2 : 3, ls, logits->val.data);
+    int64_t one = 1;
+    tt_st_writer_add(&w, "output.loss", TT_ST_REAL, 1, &one, loss->val.data);
+    char name[32];
+    for (int l = 0; l < L; l++) {
+        int64_t s[4] = {B, c->model.n_heads, T, T};
+        snprintf(name, sizeof name, "output.attn.%d", l);
+        tt_st_writer_add(&w, name, TT_ST_REAL, 4, s, att[l].data);
+    }
+    char *cfg = tt_config_to_json(c);
+    tt_st_writer_meta(&w, "config", cfg);
+    int rc = tt_st_writer_save(&w, path, err, errlen);
+    free(cfg);
+    free(att);
+    tt_st_writer_free(&w);
+    return rc;
+}
