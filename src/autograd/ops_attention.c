@@ -35,8 +35,7 @@ static void sdpa_backward(tt_graph *g, tt_node *n)
         k = n->in[1]->val.data;
         v = n->in[2]->val.data;
     }
-    size_t per_thread = 2 * (size_t)a.T * a.T * sizeof(real);
-    real *scratch = tt_arena_alloc(g->data, (size_t)g->be->get_threads() * per_thread);
+    real *scratch = tt_arena_alloc(g->data, g->be->attention_scratch(&a, true));
     g->be->attention_backward(dq, dk, dv, n->out->grad.data, n->saved[0].data, n->saved[1].data,
                               q, k, v, &a, scratch);
 }
@@ -70,8 +69,7 @@ static tt_var *sdpa(tt_graph *g, tt_var *in[3], bool packed, const real *q, cons
         keep = tt_arena_alloc(g->data, (size_t)n_att);
         at = tt_rng_take(g->rng, n_att);
     }
-    real *scratch = tt_arena_alloc(g->data,
-                                   (size_t)g->be->get_threads() * T * T * sizeof(real));
+    real *scratch = tt_arena_alloc(g->data, g->be->attention_scratch(&a, false));
     g->be->attention_forward(out->val.data, att.data, keep, q, k, v,
                              o->pad ? o->pad->data : NULL, &a, at, scratch);
     tt_node *n = tt_record(g, "sdpa", sdpa_backward, out, in[0], in[1], in[2]);

@@ -137,14 +137,17 @@ typedef struct tt_backend {
     /* Fused scaled dot-product attention (math in tensor/cpu/attention.c). att (B,NH,T,T)
      * saves the weights after softmax and before dropout; keep (B,NH,T,T) the dropout mask,
      * drawn as element ((b*NH+h)*T+i)*T+j of `at` (as tt_dropout on att would), NULL when
-     * p == 0. pad (B,T): nonzero marks a padding key, or NULL. Scratch per thread
-     * (get_threads()): forward T*T reals, backward 2*T*T. Any of dq, dk, dv may be NULL. */
+     * p == 0. pad (B,T): nonzero marks a padding key, or NULL. scratch: attention_scratch
+     * bytes. Any of dq, dk, dv may be NULL. */
     void (*attention_forward)(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                               const real *v, const int32_t *pad, const tt_attn_desc *a,
                               tt_rng at, real *scratch);
     void (*attention_backward)(real *dq, real *dk, real *dv, const real *dout, const real *att,
                                const uint8_t *keep, const real *q, const real *k,
                                const real *v, const tt_attn_desc *a, real *scratch);
+    /* Bytes of device scratch one attention_forward (or, with backward, one
+     * attention_backward) call of these sizes needs: the caller allocates them. */
+    size_t (*attention_scratch)(const tt_attn_desc *a, bool backward);
 
     /* out[0] = sum of inp (n); dinp += dout[0] * s */
     void (*sum_forward)(real *out, const real *inp, int64_t n);

@@ -29,7 +29,7 @@ TT_NORETURN static void overflow(const tt_heap *h, size_t bytes, const char *why
     tt_fatal(__FILE__, __LINE__,
              "heap '%s' overflow (%s): asked for %zu bytes with %zu of %zu in use in %d blocks "
              "(high-water %zu in use, %zu touched; table of %d blocks). HINT: the heap and its "
-             "table are sized before the first step (tt_step_sizes_for in src/train/trainer.c); "
+             "table are sized before the first step (tt_step_sizes_for in src/train/run/memory.c); "
              "give them more room or make the step smaller (batch size, sequence length)",
              h->name, why, bytes, h->used, h->cap, h->n_blocks, h->high_used, h->high_end,
              h->max_blocks);

@@ -158,3 +158,10 @@ void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, c
                   .q = q, .k = k, .v = v, .a = a, .scratch = scratch};
     tt_pool_each((int64_t)a->B * a->NH, backward_heads, &j);
 }
+
+/* T*T reals per pool thread forward, 2*T*T backward (the scratch shapes above) */
+size_t tt_cpu_attention_scratch(const tt_attn_desc *a, bool backward)
+{
+    return (size_t)tt_cpu_get_threads() * (backward ? 2 : 1) * (size_t)a->T * (size_t)a->T *
+           sizeof(real);
+}

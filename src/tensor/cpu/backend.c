@@ -85,6 +85,7 @@ const tt_backend tt_cpu_backend = {
     .crossentropy_backward = tt_cpu_crossentropy_backward,
     .attention_forward = tt_cpu_attention_forward,
     .attention_backward = tt_cpu_attention_backward,
+    .attention_scratch = tt_cpu_attention_scratch,
     .sum_forward = tt_cpu_sum_forward,
     .sum_backward = tt_cpu_sum_backward,
 };

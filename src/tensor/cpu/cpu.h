@@ -77,6 +77,7 @@ void tt_cpu_crossentropy_backward(real *dlogits, const real *dloss, const real *
 void tt_cpu_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                               const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
                               real *scratch);
+size_t tt_cpu_attention_scratch(const tt_attn_desc *a, bool backward);
 void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
                                const uint8_t *keep, const real *q, const real *k, const real *v,
                                const tt_attn_desc *a, real *scratch);

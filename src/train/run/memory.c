@@ -12,8 +12,9 @@
  * linear2, two norms, and 4 for the two dropouts and residual adds, fewer where encoder.c
  * fuses them over out_proj's and linear2's outputs), 3 N*f (linear1, activation, dropout;
  * fewer where ReLU and dropout are fused over linear1's output), 4 N norm statistics, B*H*T*T
- * attention weights, and P*(T*T + 2 T*T) attention scratch (forward and backward, per thread:
- * the backward's is the only thing backward takes from the arena); plus masks of at most
+ * attention weights, and the attention scratch the backend asks for (forward and backward;
+ * the CPU's: T*T and 2 T*T reals per thread; the backward's is the only thing backward takes
+ * from the arena); plus masks of at most
  * 2 N*d + N*f + B*H*T*T bytes. Around the layers: embedding, its scale, positions, dropout and
  * (pre-LN) the final norm, 5 N*d + 2 N reals and an N*d mask; the head N*n_out, the loss's N
  * row statistics, classify's pooling (N weights, B*d); int32 tokens, padding, targets (12 N
@@ -35,12 +36,15 @@
  * grid of sizes (d_ff from d to 8d, n_out below and above d), both norms, with and without
  * dropout. The heap gets that sum and 25%; on the CPU only the touched part costs memory. At
  * most 3 gradients are alive at once (sdpa's: d(x), d(out), d(qkv)); the table holds 64. */
-tt_step_sizes tt_step_sizes_for(int B, int T, int d, int d_ff, int n_heads, int n_layers,
-                                int n_out, int threads)
+tt_step_sizes tt_step_sizes_for(const tt_backend *be, int B, int T, int d, int d_ff,
+                                int n_heads, int n_layers, int n_out)
 {
     double N = (double)B * T, D = d, f = d_ff, H = n_heads, L = n_layers, R = sizeof(real);
-    double att = B * H * T * (double)T, P = threads > 1 ? threads : 1;
-    double layer = R * (12 * N * D + 3 * N * f + 4 * N + att + 3 * P * T * T) +
+    double att = B * H * T * (double)T;
+    tt_attn_desc a = {.B = B, .T = T, .NH = n_heads, .HS = n_heads ? d / n_heads : 0};
+    double scratch = (double)be->attention_scratch(&a, false) +
+                     (double)be->attention_scratch(&a, true);
+    double layer = R * (12 * N * D + 3 * N * f + 4 * N + att) + scratch +
                    (2 * N * D + N * f + att) + 64.0 * 24;
     double ends = R * (5 * N * D + 2 * N + N * n_out + 2 * N + (double)B * D) + N * D + 12 * N +
                   64.0 * 32;

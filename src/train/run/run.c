@@ -32,8 +32,8 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_model_reset(&r->model, (uint64_t)c->seed);
     tt_optim_init(&r->opt, &r->model.params, c);
     int B = c->train.batch_size, T = c->data.seq_len;
-    tt_step_sizes sz = tt_step_sizes_for(B, T, mc.d_model, mc.d_ff, mc.n_heads, mc.n_layers,
-                                         mc.n_out, be->get_threads());
+    tt_step_sizes sz = tt_step_sizes_for(be, B, T, mc.d_model, mc.d_ff, mc.n_heads,
+                                         mc.n_layers, mc.n_out);
     tt_arena_init(&r->arena, "step", c->device, sz.values);
     tt_arena_init(&r->meta, "tape", TT_CPU, sz.tape);
     tt_heap_init(&r->grads, "gradients", c->device, sz.grads, sz.grad_blocks);
