@@ -37,7 +37,7 @@ LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm -pthread
 # src/train/main.c is the program's main(); everything else is library (the tests drive the
 # program through tt_train_main, in process).
 LIB_SRC   := $(filter-out src/train/main.c,\
-               $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/autograd/*.c src/nn/*.c \
+               $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/tensor/guard/*.c src/autograd/*.c src/nn/*.c \
                           src/train/*/*.c src/train/*.c))
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)

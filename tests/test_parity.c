@@ -141,7 +141,7 @@ static void export_params(const tt_model *m, const tt_st_file *f, const char *na
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
     tt_st_writer w;
     tt_st_writer_init(&w);
-    tt_params_write(&m->params, NULL, &w, "");
+    tt_params_write(&m->params, m->params.data, &w, ""); /* CPU: host memory */
     tt_st_writer_meta(&w, "config", tt_st_meta(f, "config"));
     tt_st_writer_meta(&w, "fixture", name);
     ck_assert_msg(tt_st_writer_save(&w, path, err, sizeof err) == 0, "%s", err);

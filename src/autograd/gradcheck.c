@@ -1,4 +1,6 @@
-/* gradcheck.c: central differences against the tape (see gradcheck.h). */
+/* gradcheck.c: central differences against the tape (see gradcheck.h). Device memory is
+ * reached only through the backend: outputs and gradients are copied to the host, and each
+ * perturbed element is written with from_host. */
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 
@@ -13,6 +15,7 @@ typedef struct gc_state {
     tt_var **inputs;
     tt_rng rng0;
     const real *R;
+    real *y; /* host copy of the output */
 } gc_state;
 
 /* One fresh evaluation of f from the same rng state. */
@@ -29,7 +32,8 @@ static double loss_at(gc_state *s)
     bool old = tt_graph_set_no_grad(s->g, true);
     tt_var *out = evaluate(s);
     tt_graph_set_no_grad(s->g, old);
-    const real *y = out->val.data;
+    s->g->be->to_host(s->y, out->val.data, tt_tensor_bytes(&out->val));
+    const real *y = s->y;
     double l = 0.0;
     for (int64_t k = 0; k < out->val.n; k++) l += (double)y[k] * (double)s->R[k];
     return l;
@@ -38,7 +42,6 @@ static double loss_at(gc_state *s)
 bool tt_gradcheck(tt_graph *g, tt_gradcheck_fn f, void *ctx, tt_var **inputs, int n_inputs,
                   tt_gradcheck_opts opts, tt_gradcheck_report *rep)
 {
-    TT_ASSERT_MSG(g->device == TT_CPU, "gradcheck runs on the CPU");
     gc_state s = {.g = g, .f = f, .ctx = ctx, .inputs = inputs};
     if (g->rng) s.rng0 = *g->rng;
     *rep = (tt_gradcheck_report){.worst_input = -1, .worst_index = -1};
@@ -51,10 +54,12 @@ bool tt_gradcheck(tt_graph *g, tt_gradcheck_fn f, void *ctx, tt_var **inputs, in
     tt_rng_init(&rr, opts.seed, 99);
     tt_rng_normal(&rr, R, n_out, R(0), R(1));
     s.R = R;
+    s.y = tt_xmalloc((size_t)n_out * sizeof(real));
 
     /* analytic: backward of sum(out * R) */
     for (int i = 0; i < n_inputs; i++)
-        if (inputs[i]->requires_grad) memset(inputs[i]->grad.data, 0, tt_tensor_bytes(&inputs[i]->grad));
+        if (inputs[i]->requires_grad)
+            g->be->zero(inputs[i]->grad.data, tt_tensor_bytes(&inputs[i]->grad));
     out = evaluate(&s);
     TT_ASSERT_MSG(out->requires_grad, "gradcheck: the output does not depend on any input that "
                   "requires grad");
@@ -71,15 +76,17 @@ bool tt_gradcheck(tt_graph *g, tt_gradcheck_fn f, void *ctx, tt_var **inputs, in
     for (int i = 0; ok && i < n_inputs; i++) {
         tt_var *x = inputs[i];
         if (!x->requires_grad) continue;
-        real *xv = x->val.data;
-        const real *ga = x->grad.data;
+        real *xv = x->val.data, *ga = tt_tensor_host_copy(g->be, &x->grad);
         for (int64_t j = 0; j < x->val.n; j++) {
-            real keep = xv[j];
-            xv[j] = keep + (real)opts.eps;
+            real keep, v;
+            g->be->to_host(&keep, xv + j, sizeof keep);
+            v = keep + (real)opts.eps;
+            g->be->from_host(xv + j, &v, sizeof v);
             double lp = loss_at(&s);
-            xv[j] = keep - (real)opts.eps;
+            v = keep - (real)opts.eps;
+            g->be->from_host(xv + j, &v, sizeof v);
             double lm = loss_at(&s);
-            xv[j] = keep;
+            g->be->from_host(xv + j, &keep, sizeof keep);
             double numeric = (lp - lm) / (2.0 * opts.eps);
             double analytic = (double)ga[j];
             double err = fabs(analytic - numeric);
@@ -95,6 +102,7 @@ bool tt_gradcheck(tt_graph *g, tt_gradcheck_fn f, void *ctx, tt_var **inputs, in
                 rep->worst_numeric = numeric;
             }
         }
+        free(ga);
     }
     if (ok && rep->failed)
         snprintf(rep->message, sizeof rep->message, "%lld of %lld gradients wrong; worst: input "
@@ -102,6 +110,7 @@ bool tt_gradcheck(tt_graph *g, tt_gradcheck_fn f, void *ctx, tt_var **inputs, in
                  (long long)rep->checked, rep->worst_input, (long long)rep->worst_index,
                  rep->worst_analytic, rep->worst_numeric);
     free(R);
+    free(s.y);
     tt_graph_reset(g);
     if (g->rng) *g->rng = s.rng0;
     return ok && rep->failed == 0;

@@ -4,7 +4,8 @@
  * tape's gradient of every input element with the central difference
  * (loss(x + eps) - loss(x - eps)) / (2 eps), and requires |analytic - numeric| <= atol + rtol *
  * |numeric| everywhere. Meaningful in the float64 build (eps 1e-6); the graph's rng is restored
- * before every evaluation so dropout masks are the same each time. CPU only. */
+ * before every evaluation so dropout masks are the same each time. Any device: values are
+ * read and perturbed through the graph's backend. */
 #ifndef TT_GRADCHECK_H
 #define TT_GRADCHECK_H
 
@@ -30,7 +31,7 @@ typedef struct tt_gradcheck_report {
     char message[256];
 } tt_gradcheck_report;
 
-/* Inputs are leaf vars with caller-owned value and gradient buffers on the CPU (requires_grad
+/* Inputs are leaf vars with caller-owned value and gradient buffers on g's device (requires_grad
  * set on the ones to check). Returns true when every element passes. */
 bool tt_gradcheck(tt_graph *g, tt_gradcheck_fn f, void *ctx, tt_var **inputs, int n_inputs,
                   tt_gradcheck_opts opts, tt_gradcheck_report *rep);

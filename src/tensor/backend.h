@@ -1,6 +1,13 @@
 /* backend.h: the per-device kernel table. Autograd reaches every kernel through this table, so a
  * device adds one file that fills a tt_backend and nothing above src/tensor changes.
  *
+ * The device boundary: everything above src/tensor treats memory the table allocated as memory
+ * the host cannot touch. It reaches it only through the table's slots (kernels, zero, copy,
+ * to_host, from_host) or helpers built on them (tt_params_to_host / tt_params_from_host);
+ * it may compute addresses inside it (p + offset), never dereference, memcpy or fwrite them.
+ * The guard device (tensor/guard/) enforces this in the tests: CPU kernels behind memory that
+ * is mprotect'ed PROT_NONE outside every call.
+ *
  * Conventions for every kernel (llm.c's):
  *   - arguments: outputs first, then saved values, inputs, weights, sizes;
  *   - all pointers are device pointers of the backend; sizes: N rows, C columns (channels),
@@ -15,6 +22,10 @@
 
 #include "tensor/rng.h"
 #include "tensor/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Sizes of a fused attention call: B batches of T positions, NH heads of width HS; row strides
  * of q, k, v and out (>= NH*HS: a packed [B,T,3D] qkv tensor is read in place with ld 3D). */
@@ -40,8 +51,25 @@ typedef struct tt_gemm_op {
     int ldc;
 } tt_gemm_op;
 
+/* One AdamW update (torch.optim.AdamW, amsgrad off; train/optim/optim.h states the rule), its
+ * scalars worked out in double on the host and rounded once to real: p = p * decay;
+ * m = m * b1 + a1 * g; v = v * b2 + a2 * g * g; p = p + -step * m / (sqrt(v) / bc2_sqrt + eps). */
+typedef struct tt_adamw_scalars {
+    real decay, b1, a1, b2, a2, step, bc2_sqrt, eps;
+} tt_adamw_scalars;
+
+/* One SGD update (torch.optim.SGD, dampening 0, nesterov off): d = g + wd * p (wd != 0); with
+ * use_buf, buf = d at the first step else buf * mu + d, and d = buf; p = p + neg_lr * d. */
+typedef struct tt_sgd_scalars {
+    real wd, mu, neg_lr;
+    bool first, use_buf;
+} tt_sgd_scalars;
+
 typedef struct tt_backend {
     const char *name;
+    /* 0 when the device can run in this process; else -1 with err naming the device, what is
+     * missing and a HINT (a CUDA build on a machine without a GPU). */
+    int (*available)(char *err, size_t errlen);
 
     /* memory */
     void *(*alloc)(size_t bytes); /* aborts with the size on failure */
@@ -152,14 +180,36 @@ typedef struct tt_backend {
     /* out[0] = sum of inp (n); dinp += dout[0] * s */
     void (*sum_forward)(real *out, const real *inp, int64_t n);
     void (*sum_backward)(real *dinp, const real *dout, real s, int64_t n);
+
+    /* The optimizers, elementwise over the flat buffers (n): p, m, v, g (AdamW) and p, buf, g
+     * (SGD) have the parameters' layout; the same bits at any thread count. */
+    void (*adamw_step)(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
+                       int64_t n);
+    void (*sgd_step)(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
+    /* sum of x[i]^2 (n) accumulated in double, returned to the host: the clipping norm, the
+     * one reduction the host reads every step (a device synchronises here). The same value at
+     * any thread count. */
+    double (*sum_squares)(const real *x, int64_t n);
 } tt_backend;
 
 #define TT_IGNORE_INDEX (-100)
 
-/* The table of a device; aborts with a hint if that backend was not built in. */
+/* The table of a device; aborts with a hint if that backend was not built in (an internal
+ * error: a user's choice of device goes through tt_backend_open first). */
 const tt_backend *tt_backend_get(tt_device dev);
+/* The table of a device the user asked for, checked: NULL with err ("device \"cuda\": ...
+ * HINT: ...") when this build lacks it or it cannot run here. */
+const tt_backend *tt_backend_open(tt_device dev, char *err, size_t errlen);
 const char *tt_device_name(tt_device dev);
+/* A malloc'ed host copy of a tensor on the table's device (outside training steps: it
+ * allocates); free() it. */
+void *tt_tensor_host_copy(const tt_backend *be, const tt_tensor *t);
 
 extern const tt_backend tt_cpu_backend;
+extern const tt_backend tt_guard_backend;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

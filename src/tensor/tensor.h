@@ -10,7 +10,9 @@
 #define TT_MAX_DIMS 4
 
 typedef enum { TT_REAL, TT_I32 } tt_dtype;
-typedef enum { TT_CPU, TT_CUDA, TT_N_DEVICES } tt_device;
+/* TT_GUARD: the CPU's kernels behind memory the host cannot touch outside a kernel call
+ * (tensor/guard/): the tests' proof that nothing above src/tensor reads device memory. */
+typedef enum { TT_CPU, TT_CUDA, TT_GUARD, TT_N_DEVICES } tt_device;
 
 typedef struct tt_shape {
     int ndim;

@@ -46,8 +46,15 @@ static void cpu_fill(real *x, real value, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, fill_range, &(fill_args){.x = x, .value = value});
 }
 
+static int cpu_available(char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    return 0;
+}
+
 const tt_backend tt_cpu_backend = {
     .name = "cpu",
+    .available = cpu_available,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .zero = cpu_zero,
@@ -88,4 +95,7 @@ const tt_backend tt_cpu_backend = {
     .attention_scratch = tt_cpu_attention_scratch,
     .sum_forward = tt_cpu_sum_forward,
     .sum_backward = tt_cpu_sum_backward,
+    .adamw_step = tt_cpu_adamw_step,
+    .sgd_step = tt_cpu_sgd_step,
+    .sum_squares = tt_cpu_sum_squares,
 };

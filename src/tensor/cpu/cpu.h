@@ -83,6 +83,12 @@ void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, c
                                const tt_attn_desc *a, real *scratch);
 
 void tt_cpu_sum_forward(real *out, const real *inp, int64_t n);
+
+/* optimizer.c */
+void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
+                       int64_t n);
+void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
+double tt_cpu_sum_squares(const real *x, int64_t n);
 void tt_cpu_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 
 #endif

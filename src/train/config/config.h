@@ -22,7 +22,7 @@ typedef struct tt_config {
     char path[TT_CONFIG_PATH]; /* the config file as given */
     char dir[TT_CONFIG_PATH];  /* its folder: data paths are relative to it */
     int64_t seed;              /* default 0; 0 <= seed < 2^53 */
-    tt_device device;          /* "cpu" (default) | "cuda" (only in a CUDA build) */
+    tt_device device; /* "cpu" (default) | "cuda" (only in a CUDA build) | "guard" (tests) */
     int threads;               /* default 0 = all cores */
     struct {
         tt_task task;                 /* required */

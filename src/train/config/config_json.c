@@ -29,7 +29,7 @@
 /* Every key, in the order tt_config_to_json writes them. */
 const tt_config_key tt_config_keys[] = {
     {NULL, "seed", T_I64, F(seed), .lo = 0, .hi = 9007199254740991.0 /* 2^53 - 1 */},
-    ENUM(NULL, "device", device, "cpu", "cuda"),
+    ENUM(NULL, "device", device, "cpu", "cuda", "guard"),
     INT(NULL, "threads", threads, 0, 0),
     {"data", "task", T_ENUM, F(data.task), .names = {"tag", "classify", "mlm", "lm"},
      .flags = REQUIRED},

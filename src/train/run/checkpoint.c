@@ -29,12 +29,15 @@ static const char *moment_name(const tt_optim *o, int k)
 
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
 {
+    const tt_params *ps = &r->model.params;
+    /* host copies of the values and moments, alive until the save (the writer keeps pointers) */
+    real *host[3] = {tt_params_host_alloc(ps, NULL, true), tt_params_host_alloc(ps, r->opt.m, true),
+                     tt_params_host_alloc(ps, r->opt.v, true)};
     tt_st_writer w;
     tt_st_writer_init(&w);
-    tt_params_write(&r->model.params, NULL, &w, "");
+    tt_params_write(ps, host[0], &w, "");
     for (int k = 0; k < 2; k++)
-        if (moment_name(&r->opt, k))
-            tt_params_write(&r->model.params, k ? r->opt.v : r->opt.m, &w, moment_name(&r->opt, k));
+        if (moment_name(&r->opt, k)) tt_params_write(ps, host[1 + k], &w, moment_name(&r->opt, k));
     int64_t one = 1, state[3] = {r->opt.t, (int64_t)r->dropout.counter,
                                  (int64_t)r->mask.counter};
     tt_st_writer_add(&w, "optim.step", TT_ST_I64, 1, &one, &state[0]);
@@ -54,6 +57,7 @@ int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
     free(cfg);
     free(words);
     free(labels);
+    for (int k = 0; k < 3; k++) free(host[k]);
     tt_st_writer_free(&w);
     return rc;
 }
@@ -105,23 +109,21 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
     if (!rc) rc = read_i64(&f, "optim.step", &t, path, err, errlen);
     if (!rc) rc = read_i64(&f, "optim.rng.dropout", &rng_dropout, path, err, errlen);
     if (!rc) rc = read_i64(&f, "optim.rng.mask", &rng_mask, path, err, errlen);
-    /* into scratch copies first: a failure half-way must not leave a half-loaded model */
-    size_t bytes = (size_t)ps->numel * sizeof(real);
-    real *vals = tt_xcalloc((size_t)ps->numel + 1, sizeof(real));
-    real *mom[2] = {tt_xcalloc((size_t)ps->numel + 1, sizeof(real)),
-                    tt_xcalloc((size_t)ps->numel + 1, sizeof(real))};
+    /* into host copies first: a failure half-way must not leave a half-loaded model */
+    real *vals = tt_params_host_alloc(ps, NULL, false);
+    real *mom[2] = {tt_params_host_alloc(ps, NULL, false), tt_params_host_alloc(ps, NULL, false)};
     char msg[512];
-    if (!rc && tt_params_load(ps, vals, &f, "", false, msg, sizeof msg))
+    if (!rc && tt_params_read(ps, vals, &f, "", false, msg, sizeof msg))
         rc = tt_errorf(err, errlen, "%s: %s", path, msg);
     for (int k = 0; k < 2 && !rc; k++)
         if (moment_name(&r->opt, k) &&
-            tt_params_load(ps, mom[k], &f, moment_name(&r->opt, k), true, msg, sizeof msg))
+            tt_params_read(ps, mom[k], &f, moment_name(&r->opt, k), true, msg, sizeof msg))
             rc = tt_errorf(err, errlen, "%s: %s (was it saved with train.optimizer %s?)", path,
                            msg, r->opt.kind == TT_OPT_SGD ? "sgd" : "adamw");
     if (!rc) {
-        memcpy(ps->data, vals, bytes);
-        memcpy(r->opt.m, mom[0], bytes);
-        if (r->opt.v) memcpy(r->opt.v, mom[1], bytes);
+        tt_params_from_host(ps, NULL, vals);
+        tt_params_from_host(ps, r->opt.m, mom[0]);
+        tt_params_from_host(ps, r->opt.v, mom[1]);
         r->opt.t = t;
         r->dropout.counter = (uint64_t)rng_dropout;
         r->mask.counter = (uint64_t)rng_mask;

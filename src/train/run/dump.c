@@ -26,29 +26,43 @@ int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen)
     tt_params_zero_grad(&r->model.params);
     tt_var *loss = tt_run_forward(r, &r->batch, &logits, att);
     tt_backward(&r->g, loss);
+    /* host copies of everything written: the writer keeps pointers until the save */
+    const tt_params *ps = &r->model.params;
+    real *vals = tt_params_host_alloc(ps, NULL, true);
+    real *grads = tt_params_host_alloc(ps, ps->grad, true);
+    void *host_logits = tt_tensor_host_copy(r->g.be, &logits->val);
+    void *host_loss = tt_tensor_host_copy(r->g.be, &loss->val);
+    void **host_att = tt_xcalloc((size_t)(L ? L : 1), sizeof *host_att);
+    for (int l = 0; l < L; l++) host_att[l] = tt_tensor_host_copy(r->g.be, &att[l]);
     tt_st_writer w;
     tt_st_writer_init(&w);
-    tt_params_write(&r->model.params, NULL, &w, "param.");
-    tt_params_write(&r->model.params, r->model.params.grad, &w, "grad.");
+    tt_params_write(ps, vals, &w, "param.");
+    tt_params_write(ps, grads, &w, "grad.");
     bool classify = r->data.task == TT_TASK_CLASSIFY;
     add_i32(&w, "input.tokens", r->batch.tokens, 2, B, T);
     add_i32(&w, "input.targets", r->batch.targets, classify ? 1 : 2, B, T);
     add_i32(&w, "input.pad_mask", r->batch.pad, 2, B, T);
     int64_t ls[3] = {B, classify ? tt_corpus_n_out(&r->data) : T, tt_corpus_n_out(&r->data)};
-    tt_st_writer_add(&w, "output.logits", TT_ST_REAL, classify ? 2 : 3, ls, logits->val.data);
+    tt_st_writer_add(&w, "output.logits", TT_ST_REAL, classify ? 2 : 3, ls, host_logits);
     int64_t one = 1;
-    tt_st_writer_add(&w, "output.loss", TT_ST_REAL, 1, &one, loss->val.data);
+    tt_st_writer_add(&w, "output.loss", TT_ST_REAL, 1, &one, host_loss);
     char name[32];
     for (int l = 0; l < L; l++) {
         int64_t s[4] = {B, c->model.n_heads, T, T};
         snprintf(name, sizeof name, "output.attn.%d", l);
-        tt_st_writer_add(&w, name, TT_ST_REAL, 4, s, att[l].data);
+        tt_st_writer_add(&w, name, TT_ST_REAL, 4, s, host_att[l]);
     }
     char *cfg = tt_config_to_json(c);
     tt_st_writer_meta(&w, "config", cfg);
     int rc = tt_st_writer_save(&w, path, err, errlen);
     free(cfg);
     free(att);
+    for (int l = 0; l < L; l++) free(host_att[l]);
+    free(host_att);
+    free(host_logits);
+    free(host_loss);
+    free(vals);
+    free(grads);
     tt_st_writer_free(&w);
     return rc;
 }

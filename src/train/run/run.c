@@ -25,7 +25,8 @@ static tt_model_config model_config(const tt_config *c, const tt_corpus *d)
 int tt_run_init(tt_run *r, char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
-    const tt_backend *be = tt_backend_get(c->device);
+    const tt_backend *be = tt_backend_open(c->device, err, errlen);
+    if (!be) return -1;
     be->set_threads(c->threads);
     tt_model_config mc = model_config(c, &r->data);
     tt_model_init(&r->model, &mc, c->device);
@@ -47,7 +48,6 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     r->entropy = tt_xcalloc((size_t)mc.n_layers * mc.n_heads + 1, sizeof(double));
     r->steps_per_epoch = (r->data.train.n + B - 1) / B;
     r->total_steps = (int64_t)r->steps_per_epoch * c->train.epochs;
-    (void)err, (void)errlen;
     return 0;
 }
 

@@ -5,7 +5,7 @@
  * variance of d_k = 1024 dots to cancellation). */
 #include "train/study/study.h"
 
-#include "train/report/render.h"
+#include "train/report/maps.h"
 
 #include "autograd/ops.h"
 
@@ -55,15 +55,16 @@ int tt_study_grad_batch(const tt_study_opts *o, int dk)
     return b < 8 ? 8 : b;
 }
 
-/* One CPU arena pair and a graph over it, not training (no dropout, no rng needed). */
+/* An arena pair (values on the study's device, the tape on the host) and a graph over it, not
+ * training (no dropout, no rng needed). */
 typedef struct study_graph {
     tt_arena data, meta;
     tt_graph g;
 } study_graph;
 
-static void study_graph_init(study_graph *s, size_t reals)
+static void study_graph_init(study_graph *s, const tt_study_opts *o, size_t reals)
 {
-    tt_arena_init(&s->data, "study-data", TT_CPU, reals * sizeof(real) + STUDY_SLACK);
+    tt_arena_init(&s->data, "study-data", o->device, reals * sizeof(real) + STUDY_SLACK);
     tt_arena_init(&s->meta, "study-meta", TT_CPU, STUDY_META);
     tt_graph_init(&s->g, &s->data, &s->meta, NULL);
     s->g.training = false;
@@ -83,12 +84,20 @@ static tt_rng stream_for(uint64_t seed, int part, int dk)
     return r;
 }
 
-/* A fresh [shape] var filled with N(0, std^2) from r. */
+/* A fresh [shape] var filled with N(0, std^2) from r (drawn on the host, then copied). */
 static tt_var *normal_var(tt_graph *g, tt_shape s, tt_rng *r, real std)
 {
-    tt_var *v = tt_var_new(g, s, TT_REAL);
-    tt_rng_normal(r, tt_real(&v->val), v->val.n, R(0), std);
+    real *host = tt_xmalloc((size_t)tt_shape_numel(s) * sizeof(real));
+    tt_rng_normal(r, host, tt_shape_numel(s), R(0), std);
+    tt_var *v = tt_var_from_host(g, s, TT_REAL, host, false);
+    free(host);
     return v;
+}
+
+/* A host copy of a tensor of the graph's device: free() it. */
+static real *host_of(tt_graph *g, const tt_tensor *t)
+{
+    return tt_tensor_host_copy(g->be, t);
 }
 
 static double mean_of(const real *x, int64_t n)
@@ -125,7 +134,7 @@ void tt_study_variance(const tt_study_opts *o, tt_study_var *out)
     check_opts(o);
     const int S = o->samples;
     study_graph sg;
-    study_graph_init(&sg, (size_t)S * (2 * (size_t)max_dk(o) + 2));
+    study_graph_init(&sg, o, (size_t)S * (2 * (size_t)max_dk(o) + 2));
     tt_graph *g = &sg.g;
     for (int i = 0; i < o->n_dk; i++) {
         const int dk = o->dk[i];
@@ -135,9 +144,11 @@ void tt_study_variance(const tt_study_opts *o, tt_study_var *out)
         tt_var *k = normal_var(g, tt_shape3(S, 1, dk), &r, R(1));
         tt_var *dot = tt_matmul(g, q, k, false, true); /* [S,1,1]: one q.k per sample */
         tt_var *scaled = tt_scale(g, dot, R(1) / R_SQRT((real)dk));
-        out[i] = (tt_study_var){.dk = dk, .var_unscaled = var_of(tt_real(&dot->val), S),
-                                .var_scaled = var_of(tt_real(&scaled->val), S),
-                                .mean_unscaled = mean_of(tt_real(&dot->val), S)};
+        real *d = host_of(g, &dot->val), *ds = host_of(g, &scaled->val);
+        out[i] = (tt_study_var){.dk = dk, .var_unscaled = var_of(d, S),
+                                .var_scaled = var_of(ds, S), .mean_unscaled = mean_of(d, S)};
+        free(d);
+        free(ds);
     }
     study_graph_free(&sg);
 }
@@ -162,7 +173,8 @@ void tt_study_saturation(const tt_study_opts *o, tt_study_sat *out)
     check_opts(o);
     const int rows = tt_study_rows(o), T = o->T;
     study_graph sg;
-    study_graph_init(&sg, (size_t)rows * ((size_t)max_dk(o) * (1 + (size_t)T) + 4 * (size_t)T));
+    study_graph_init(&sg, o,
+                     (size_t)rows * ((size_t)max_dk(o) * (1 + (size_t)T) + 4 * (size_t)T));
     tt_graph *g = &sg.g;
     for (int i = 0; i < o->n_dk; i++) {
         const int dk = o->dk[i];
@@ -174,8 +186,11 @@ void tt_study_saturation(const tt_study_opts *o, tt_study_sat *out)
         tt_var *w[2] = {tt_softmax(g, scores),
                         tt_softmax(g, tt_scale(g, scores, R(1) / R_SQRT((real)dk)))};
         out[i].dk = dk;
-        for (int s = 0; s < 2; s++)
-            row_stats(tt_real(&w[s]->val), rows, T, &out[i].max_w[s], &out[i].entropy[s]);
+        for (int s = 0; s < 2; s++) {
+            real *h = host_of(g, &w[s]->val);
+            row_stats(h, rows, T, &out[i].max_w[s], &out[i].entropy[s]);
+            free(h);
+        }
     }
     study_graph_free(&sg);
 }
@@ -218,11 +233,17 @@ static void grad_variant(tt_graph *g, const tt_study_opts *o, int dk, int varian
     tt_var *loss_c = tt_sum(g, tt_mul(g, oc, rv));
 
     tt_backward(g, tt_add(g, loss_f, loss_c));
-    res->dscores[variant] = rms_of(tt_real(&logits->grad), logits->grad.n);
-    double *tmp = tt_arena_alloc(g->data, (size_t)B * T * sizeof(double));
-    res->dscores_med[variant] = median_row_rms(tt_real(&logits->grad), B * T, T, tmp);
-    res->dq[variant] = rms_of(tt_real(&qf->grad), qf->grad.n);
-    res->dkey[variant] = rms_of(tt_real(&kf->grad), kf->grad.n);
+    real *ds = host_of(g, &logits->grad), *dq = host_of(g, &qf->grad);
+    real *dkey = host_of(g, &kf->grad);
+    double *tmp = tt_xmalloc((size_t)B * T * sizeof(double));
+    res->dscores[variant] = rms_of(ds, logits->grad.n);
+    res->dscores_med[variant] = median_row_rms(ds, B * T, T, tmp);
+    res->dq[variant] = rms_of(dq, qf->grad.n);
+    res->dkey[variant] = rms_of(dkey, kf->grad.n);
+    free(tmp);
+    free(ds);
+    free(dq);
+    free(dkey);
 }
 
 void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out)
@@ -239,7 +260,7 @@ void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out)
         need = n > need ? n : need;
     }
     study_graph sg;
-    study_graph_init(&sg, need);
+    study_graph_init(&sg, o, need);
     for (int i = 0; i < o->n_dk; i++) {
         out[i].dk = o->dk[i];
         for (int variant = 0; variant < 2; variant++)
@@ -254,16 +275,20 @@ void tt_study_temperature(const double *scores, int n, const double *taus, int n
     TT_ASSERT_MSG(n >= 1 && n_tau >= 1, "study temperature: %d scores, %d temperatures", n,
                   n_tau);
     study_graph sg;
-    study_graph_init(&sg, (size_t)n * (1 + 2 * (size_t)n_tau));
+    tt_study_opts on_cpu = tt_study_defaults(0);
+    study_graph_init(&sg, &on_cpu, (size_t)n * (1 + 2 * (size_t)n_tau));
     tt_graph *g = &sg.g;
-    tt_var *x = tt_var_new(g, tt_shape2(1, n), TT_REAL);
-    for (int j = 0; j < n; j++) tt_real(&x->val)[j] = (real)scores[j];
+    real *host = tt_xmalloc((size_t)n * sizeof(real));
+    for (int j = 0; j < n; j++) host[j] = (real)scores[j];
+    tt_var *x = tt_var_from_host(g, tt_shape2(1, n), TT_REAL, host, false);
     for (int i = 0; i < n_tau; i++) {
         TT_ASSERT_MSG(taus[i] > 0, "study temperature: tau[%d] = %g must be positive", i,
                       taus[i]);
         tt_var *w = tt_softmax(g, tt_scale(g, x, (real)(1.0 / taus[i])));
-        for (int j = 0; j < n; j++) out[(int64_t)i * n + j] = (double)tt_real(&w->val)[j];
+        g->be->to_host(host, w->val.data, tt_tensor_bytes(&w->val));
+        for (int j = 0; j < n; j++) out[(int64_t)i * n + j] = (double)host[j];
     }
+    free(host);
     study_graph_free(&sg);
 }
 

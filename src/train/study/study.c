@@ -21,9 +21,8 @@ static void record_step(tt_run *r, double loss, double grad_norm, void *ctx)
     double s = 0;
     for (int i = 0; i < r->model.params.n; i++) {
         const tt_param *p = r->model.params.items[i];
-        if (!strstr(p->name, "self_attn.in_proj")) continue;
-        const real *g = p->var.grad.data;
-        for (int64_t k = 0; k < p->var.val.n; k++) s += (double)g[k] * (double)g[k];
+        if (strstr(p->name, "self_attn.in_proj"))
+            s += r->g.be->sum_squares(p->var.grad.data, p->var.val.n);
     }
     TT_ASSERT_MSG(t->n_steps < t->cap, "study: more steps than the run's %d", t->cap);
     t->step[t->n_steps] = (double)r->step;
@@ -154,6 +153,7 @@ int tt_study_main(tt_run *r, char *err, size_t errlen)
     tt_study_results *s = tt_xcalloc(1, sizeof *s);
     s->o = tt_study_defaults((uint64_t)c->seed);
     s->o.samples = c->study.samples;
+    s->o.device = c->device;
     const int n = s->o.n_dk;
     printf("scaling study: parts 1-3 with %d samples per d_k, into %s\n", s->o.samples, dir);
     tt_study_variance(&s->o, s->var);

@@ -22,9 +22,10 @@ typedef struct tt_study_opts {
     int samples;             /* part 1: (q, k) pairs per d_k; parts 2-3: samples / T rows */
     int T;                   /* keys per query row (parts 2-3) */
     uint64_t seed;
+    tt_device device; /* where the measurements run (values staged through the backend) */
 } tt_study_opts;
 
-/* dk {4, 16, 64, 256, 1024}, samples 10000, T 16 */
+/* dk {4, 16, 64, 256, 1024}, samples 10000, T 16, on the CPU */
 tt_study_opts tt_study_defaults(uint64_t seed);
 
 /* Query rows of parts 2 and 3: max(samples / T, 200). */

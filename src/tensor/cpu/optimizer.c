@@ -1,0 +1,79 @@
+/* cpu/optimizer.c: the optimizers' element loops and the clipping norm's sum of squares, split
+ * over the pool. AdamW and SGD follow PyTorch's single-tensor code (torch 1.13) operation by
+ * operation (the scalars come rounded from train/optim/optim.c), so the float64 build equals
+ * torch.optim to the last few ulps. Elementwise, so the bits do not depend on the thread count;
+ * the sum of squares is a tt_pool_sum over fixed blocks, the same at any thread count. */
+#include "tensor/cpu/cpu.h"
+#include "tensor/cpu/pool.h"
+
+typedef struct adamw_args {
+    real *p, *m, *v;
+    const real *g;
+    const tt_adamw_scalars *s;
+} adamw_args;
+
+/* param.mul_(1 - lr*wd); exp_avg.mul_(b1).add_(g, alpha=1-b1);
+ * exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2); denom = exp_avg_sq.sqrt() / sqrt(bc2) + eps;
+ * param.addcdiv_(exp_avg, denom, value=-lr/bc1) */
+static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const adamw_args *a = ctx;
+    const tt_adamw_scalars s = *a->s;
+    real *p = a->p, *m = a->m, *v = a->v;
+    const real *g = a->g;
+    for (int64_t i = lo; i < hi; i++) {
+        p[i] = p[i] * s.decay;
+        m[i] = m[i] * s.b1 + s.a1 * g[i];
+        v[i] = v[i] * s.b2 + s.a2 * g[i] * g[i];
+        p[i] = p[i] + -s.step * m[i] / (R_SQRT(v[i]) / s.bc2_sqrt + s.eps);
+    }
+}
+
+void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
+                       int64_t n)
+{
+    tt_pool_for(n, 16, 8192, adamw_range, &(adamw_args){.p = p, .m = m, .v = v, .g = g, .s = s});
+}
+
+typedef struct sgd_args {
+    real *p, *buf;
+    const real *g;
+    const tt_sgd_scalars *s;
+} sgd_args;
+
+/* d = g + wd*p (the gradient itself is left unchanged); with momentum, buf = d at the first
+ * step, else buf = mu*buf + d, and d = buf; p += -lr*d */
+static void sgd_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const sgd_args *a = ctx;
+    const tt_sgd_scalars s = *a->s;
+    for (int64_t i = lo; i < hi; i++) {
+        real d = a->g[i];
+        if (s.wd != R(0)) d = d + s.wd * a->p[i];
+        if (s.use_buf) {
+            a->buf[i] = s.first ? d : a->buf[i] * s.mu + d;
+            d = a->buf[i];
+        }
+        a->p[i] = a->p[i] + s.neg_lr * d;
+    }
+}
+
+void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n)
+{
+    tt_pool_for(n, 16, 8192, sgd_range, &(sgd_args){.p = p, .buf = buf, .g = g, .s = s});
+}
+
+static double squares_range(void *ctx, int64_t lo, int64_t hi)
+{
+    const real *x = ctx;
+    double ss = 0.0;
+    for (int64_t i = lo; i < hi; i++) ss += (double)x[i] * (double)x[i];
+    return ss;
+}
+
+double tt_cpu_sum_squares(const real *x, int64_t n)
+{
+    return tt_pool_sum(n, 8192, squares_range, (void *)x);
+}

@@ -1,0 +1,397 @@
+/* guard/backend.c: the guard device, for the tests. It runs the CPU's kernels, but its memory
+ * is mmap'ed and kept PROT_NONE except while one of its own table slots runs, so a host read
+ * or write of it from anywhere else (a memcpy, a dereference, an fwrite of a device pointer
+ * above src/tensor) dies with SIGSEGV at the faulting line instead of passing unnoticed, as it
+ * would on the CPU and would not on a GPU. Every slot opens the memory, calls the CPU table's
+ * slot, and closes it again (the pool's threads work inside that window): two mprotect calls
+ * per kernel, so it is slower than the CPU; the results are the CPU's bit for bit. */
+/* MAP_ANONYMOUS is not POSIX 2008 */
+#define _DEFAULT_SOURCE
+#include "tensor/cpu/cpu.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* All guard memory is carved out of one reservation, so opening and closing it is one
+ * mprotect of the part in use (the extent), not one per allocation; transparent huge pages
+ * (madvise) keep that call cheap: a few page-table entries per 2 MiB instead of 512. The
+ * reservation is MAP_NORESERVE and PROT_NONE: it costs address space, not memory. Blocks
+ * (page-aligned, first fit, sorted by offset) are few: parameters, gradients, moments, the
+ * step arena, the gradient heap, position tables; they are made and freed outside steps. */
+#define RESERVE ((size_t)64 << 30)
+#define HUGE_PAGE ((size_t)2 << 20)
+#define MAX_BLOCKS 256
+
+typedef struct block {
+    size_t off, len;
+} block;
+
+static char *base;
+static size_t extent; /* bytes from base that are toggled: the highest block end, rounded */
+static block blocks[MAX_BLOCKS];
+static int n_blocks, depth;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void protect(int prot)
+{
+    if (extent)
+        TT_ASSERT_MSG(mprotect(base, extent, prot) == 0,
+                      "guard device: mprotect of %zu bytes failed", extent);
+}
+
+/* Nested calls (none today) keep the memory open until the outermost one closes it. */
+static void guard_open(void)
+{
+    pthread_mutex_lock(&lock);
+    if (depth++ == 0) protect(PROT_READ | PROT_WRITE);
+    pthread_mutex_unlock(&lock);
+}
+
+static void guard_close(void)
+{
+    pthread_mutex_lock(&lock);
+    if (--depth == 0) protect(PROT_NONE);
+    pthread_mutex_unlock(&lock);
+}
+
+#define GUARDED(call)                                                                          \
+    do {                                                                                       \
+        guard_open();                                                                          \
+        call;                                                                                  \
+        guard_close();                                                                         \
+    } while (0)
+
+static int guard_available(char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    return 0;
+}
+
+static void set_extent(void)
+{
+    size_t end = n_blocks ? blocks[n_blocks - 1].off + blocks[n_blocks - 1].len : 0;
+    end = (end + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    /* inside an open window (none today) a grown extent must be usable like the rest */
+    if (depth && end > extent)
+        TT_ASSERT(mprotect(base + extent, end - extent, PROT_READ | PROT_WRITE) == 0);
+    extent = end;
+}
+
+static void *guard_alloc(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (bytes + page - 1) / page * page;
+    if (!len) len = page;
+    pthread_mutex_lock(&lock);
+    if (!base) {
+        void *p = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        TT_ASSERT_MSG(p != MAP_FAILED, "guard device: cannot reserve %zu bytes of address space",
+                      RESERVE);
+        base = p;
+        madvise(base, RESERVE, MADV_HUGEPAGE); /* a hint: without it, only slower */
+    }
+    TT_ASSERT_MSG(n_blocks < MAX_BLOCKS, "guard device: more than %d live allocations",
+                  MAX_BLOCKS);
+    /* the first gap that fits */
+    size_t off = 0;
+    int at = 0;
+    while (at < n_blocks && blocks[at].off - off < len) {
+        off = blocks[at].off + blocks[at].len;
+        at++;
+    }
+    TT_ASSERT_MSG(off + len <= RESERVE, "out of memory: could not allocate %zu bytes on the "
+                  "guard device (%zu reserved)", bytes, RESERVE);
+    for (int k = n_blocks; k > at; k--) blocks[k] = blocks[k - 1];
+    blocks[at] = (block){.off = off, .len = len};
+    n_blocks++;
+    set_extent();
+    pthread_mutex_unlock(&lock);
+    return base + off;
+}
+
+static void guard_free(void *p)
+{
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < n_blocks && base + blocks[i].off != (char *)p) i++;
+    TT_ASSERT_MSG(i < n_blocks, "guard device: free of %p, which it did not allocate", p);
+    /* give the pages back; the range stays reserved (and PROT_NONE outside calls) */
+    TT_ASSERT(madvise(p, blocks[i].len, MADV_DONTNEED) == 0);
+    for (int k = i; k + 1 < n_blocks; k++) blocks[k] = blocks[k + 1];
+    n_blocks--;
+    set_extent();
+    pthread_mutex_unlock(&lock);
+}
+
+static void guard_set_threads(int n) { tt_cpu_set_threads(n); }
+static int guard_get_threads(void) { return tt_cpu_get_threads(); }
+
+/* sizes only: no memory is touched */
+static size_t guard_attention_scratch(const tt_attn_desc *a, bool backward)
+{
+    return tt_cpu_attention_scratch(a, backward);
+}
+
+static double guard_sum_squares(const real *x, int64_t n)
+{
+    guard_open();
+    double s = tt_cpu_backend.sum_squares(x, n);
+    guard_close();
+    return s;
+}
+
+static void g_zero(void *p, size_t bytes)
+{
+    GUARDED(tt_cpu_backend.zero(p, bytes));
+}
+
+static void g_copy(void *dst, const void *src, size_t bytes)
+{
+    GUARDED(tt_cpu_backend.copy(dst, src, bytes));
+}
+
+static void g_to_host(void *dst, const void *src, size_t bytes)
+{
+    GUARDED(tt_cpu_backend.to_host(dst, src, bytes));
+}
+
+static void g_from_host(void *dst, const void *src, size_t bytes)
+{
+    GUARDED(tt_cpu_backend.from_host(dst, src, bytes));
+}
+
+static void g_fill(real *x, real value, int64_t n)
+{
+    GUARDED(tt_cpu_backend.fill(x, value, n));
+}
+
+static void g_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                   int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
+                   int64_t sC, int batch)
+{
+    GUARDED(tt_cpu_backend.gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
+            batch));
+}
+
+static void g_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
+                              int64_t N, int C)
+{
+    GUARDED(tt_cpu_backend.linear_backward(dx, dw, db, dy, N, C));
+}
+
+static void g_axpy(real *y, real alpha, const real *x, int64_t n)
+{
+    GUARDED(tt_cpu_backend.axpy(y, alpha, x, n));
+}
+
+static void g_add_forward(real *out, const real *a, const real *b, int64_t n)
+{
+    GUARDED(tt_cpu_backend.add_forward(out, a, b, n));
+}
+
+static void g_scale_forward(real *out, const real *inp, real s, int64_t n)
+{
+    GUARDED(tt_cpu_backend.scale_forward(out, inp, s, n));
+}
+
+static void g_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C)
+{
+    GUARDED(tt_cpu_backend.bias_forward(out, inp, bias, N, C));
+}
+
+static void g_bias_backward(real *dbias, const real *dout, int64_t N, int C)
+{
+    GUARDED(tt_cpu_backend.bias_backward(dbias, dout, N, C));
+}
+
+static void g_mul_forward(real *out, const real *a, const real *b, int64_t n)
+{
+    GUARDED(tt_cpu_backend.mul_forward(out, a, b, n));
+}
+
+static void g_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
+                           int64_t n)
+{
+    GUARDED(tt_cpu_backend.mul_backward(da, db, dout, a, b, n));
+}
+
+static void g_relu_forward(real *out, const real *inp, int64_t n)
+{
+    GUARDED(tt_cpu_backend.relu_forward(out, inp, n));
+}
+
+static void g_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n)
+{
+    GUARDED(tt_cpu_backend.relu_backward(dinp, inp, dout, n));
+}
+
+static void g_gelu_forward(real *out, const real *inp, int64_t n)
+{
+    GUARDED(tt_cpu_backend.gelu_forward(out, inp, n));
+}
+
+static void g_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n)
+{
+    GUARDED(tt_cpu_backend.gelu_backward(dinp, inp, dout, n));
+}
+
+static void g_softmax_forward(real *out, const real *inp, int64_t N, int C)
+{
+    GUARDED(tt_cpu_backend.softmax_forward(out, inp, N, C));
+}
+
+static void g_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C)
+{
+    GUARDED(tt_cpu_backend.softmax_backward(dinp, out, dout, N, C));
+}
+
+static void g_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
+                                const real *weight, const real *bias, int64_t N, int C, real eps)
+{
+    GUARDED(tt_cpu_backend.layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps));
+}
+
+static void g_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
+                                 const real *inp, const real *weight, const real *mean,
+                                 const real *rstd, int64_t N, int C)
+{
+    GUARDED(tt_cpu_backend.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd,
+            N, C));
+}
+
+static void g_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
+                                int C, int V)
+{
+    GUARDED(tt_cpu_backend.embedding_forward(out, tokens, weight, N, C, V));
+}
+
+static void g_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
+                                 int C)
+{
+    GUARDED(tt_cpu_backend.embedding_backward(dweight, tokens, dout, N, C));
+}
+
+static void g_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                              int64_t n)
+{
+    GUARDED(tt_cpu_backend.dropout_forward(out, mask, inp, p, at, n));
+}
+
+static void g_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n)
+{
+    GUARDED(tt_cpu_backend.dropout_backward(dinp, mask, dout, p, n));
+}
+
+static void g_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
+{
+    GUARDED(tt_cpu_backend.relu_dropout_forward(x, p, at, n));
+}
+
+static void g_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
+                                    bool acc)
+{
+    GUARDED(tt_cpu_backend.relu_dropout_backward(dx, out, dout, p, n, acc));
+}
+
+static void g_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
+                                  int64_t n)
+{
+    GUARDED(tt_cpu_backend.dropout_add_forward(x, mask, res, p, at, n));
+}
+
+static void g_crossentropy_forward(real *loss, real *lse, const real *logits,
+                                   const int32_t *targets, int64_t N, int V)
+{
+    GUARDED(tt_cpu_backend.crossentropy_forward(loss, lse, logits, targets, N, V));
+}
+
+static void g_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
+                                    const real *lse, const int32_t *targets, int64_t N, int V)
+{
+    GUARDED(tt_cpu_backend.crossentropy_backward(dlogits, dloss, logits, lse, targets, N, V));
+}
+
+static void g_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                                const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
+                                real *scratch)
+{
+    GUARDED(tt_cpu_backend.attention_forward(out, att, keep, q, k, v, pad, a, at, scratch));
+}
+
+static void g_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
+                                 const uint8_t *keep, const real *q, const real *k, const real *v,
+                                 const tt_attn_desc *a, real *scratch)
+{
+    GUARDED(tt_cpu_backend.attention_backward(dq, dk, dv, dout, att, keep, q, k, v, a, scratch));
+}
+
+static void g_sum_forward(real *out, const real *inp, int64_t n)
+{
+    GUARDED(tt_cpu_backend.sum_forward(out, inp, n));
+}
+
+static void g_sum_backward(real *dinp, const real *dout, real s, int64_t n)
+{
+    GUARDED(tt_cpu_backend.sum_backward(dinp, dout, s, n));
+}
+
+static void g_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
+                         int64_t n)
+{
+    GUARDED(tt_cpu_backend.adamw_step(p, m, v, g, s, n));
+}
+
+static void g_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n)
+{
+    GUARDED(tt_cpu_backend.sgd_step(p, buf, g, s, n));
+}
+
+const tt_backend tt_guard_backend = {
+    .name = "guard",
+    .available = guard_available,
+    .alloc = guard_alloc,
+    .free = guard_free,
+    .set_threads = guard_set_threads,
+    .get_threads = guard_get_threads,
+    .attention_scratch = guard_attention_scratch,
+    .sum_squares = guard_sum_squares,
+    .zero = g_zero,
+    .copy = g_copy,
+    .to_host = g_to_host,
+    .from_host = g_from_host,
+    .fill = g_fill,
+    .gemm = g_gemm,
+    .linear_backward = g_linear_backward,
+    .axpy = g_axpy,
+    .add_forward = g_add_forward,
+    .scale_forward = g_scale_forward,
+    .bias_forward = g_bias_forward,
+    .bias_backward = g_bias_backward,
+    .mul_forward = g_mul_forward,
+    .mul_backward = g_mul_backward,
+    .relu_forward = g_relu_forward,
+    .relu_backward = g_relu_backward,
+    .gelu_forward = g_gelu_forward,
+    .gelu_backward = g_gelu_backward,
+    .softmax_forward = g_softmax_forward,
+    .softmax_backward = g_softmax_backward,
+    .layernorm_forward = g_layernorm_forward,
+    .layernorm_backward = g_layernorm_backward,
+    .embedding_forward = g_embedding_forward,
+    .embedding_backward = g_embedding_backward,
+    .dropout_forward = g_dropout_forward,
+    .dropout_backward = g_dropout_backward,
+    .relu_dropout_forward = g_relu_dropout_forward,
+    .relu_dropout_backward = g_relu_dropout_backward,
+    .dropout_add_forward = g_dropout_add_forward,
+    .crossentropy_forward = g_crossentropy_forward,
+    .crossentropy_backward = g_crossentropy_backward,
+    .attention_forward = g_attention_forward,
+    .attention_backward = g_attention_backward,
+    .sum_forward = g_sum_forward,
+    .sum_backward = g_sum_backward,
+    .adamw_step = g_adamw_step,
+    .sgd_step = g_sgd_step,
+};
