@@ -1,11 +1,13 @@
 /* test_render.c: the renderers (train/render.h): epoch files round-trip and reject bad shapes and
  * values with the file and JSON path; the heatmap SVG and the line plots are well-formed XML
- * with every cell, label and legend; index.html embeds exactly the epoch files, loads nothing
- * and carries the ready/error hooks; the terminal view prints the expected shades; entropy and
- * the most focused head. The browser check of index.html is scripts/check_html.sh. */
+ * with every cell, label and legend; index.html embeds exactly the epoch files and the whole of
+ * viewer.html, .css and .js, loads nothing and carries the ready/error hooks; the terminal view
+ * prints the expected shades; entropy and the most focused head. The browser check of
+ * index.html is scripts/check_html.sh. */
 #include "testutil.h"
 
 #include "train/report/render.h"
+#include "train/report/viewer_assets.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -401,6 +403,60 @@ START_TEST(test_index_html_empty)
 }
 END_TEST
 
+/* Each viewer asset reaches the page: the embedded copy is the file on disk after its header
+ * comment (paths from the repository root, where make test runs), and the page holds its first
+ * and last line and its whole text; the template's text between the {{holes}} is there in order.
+ * A file left out of the build, or one the page no longer writes, fails here. */
+START_TEST(test_index_html_assets)
+{
+    static const struct {
+        const char *path, *text;
+        const size_t *len;
+    } assets[] = {{"src/train/report/viewer.css", tt_viewer_css, &tt_viewer_css_len},
+                  {"src/train/report/viewer.js", tt_viewer_js, &tt_viewer_js_len}};
+    char err[512];
+    ck_assert_msg(!tt_render_index_html(dir, err, sizeof err), "%s", err);
+    char *html = get(at("index.html"));
+    for (int k = 0; k < 2; k++) {
+        char *file = get(assets[k].path), *body = strstr(file, "\n\n");
+        ck_assert_msg(body, "%s: no blank line after the header comment", assets[k].path);
+        body += 2;
+        size_t n = strlen(body);
+        ck_assert_msg(n > 1 && body[n - 1] == '\n', "%s: empty or no final newline",
+                      assets[k].path);
+        ck_assert_msg(!strcmp(body, assets[k].text) && *assets[k].len == n,
+                      "%s: %zu bytes after the header, %zu built in; HINT: make", assets[k].path, n,
+                      *assets[k].len);
+        const char *last = body + n - 1;
+        while (last > body && last[-1] != '\n')
+            last--;
+        char *first_line = strndup(body, strcspn(body, "\n"));
+        char *last_line = strndup(last, strcspn(last, "\n"));
+        ck_assert_msg(strstr(html, first_line), "%s: first line not in the page: %s",
+                      assets[k].path, first_line);
+        ck_assert_msg(strstr(html, last_line), "%s: last line not in the page: %s", assets[k].path,
+                      last_line);
+        ck_assert_msg(strstr(html, assets[k].text), "%s: not whole in the page", assets[k].path);
+        free(first_line);
+        free(last_line);
+        free(file);
+    }
+    const char *at_html = html;
+    for (const char *s = tt_viewer_html, *open;; s = strstr(open, "}}") + 2) {
+        open = strstr(s, "{{");
+        size_t n = open ? (size_t)(open - s) : strlen(s);
+        char *chunk = strndup(s, n);
+        const char *found = strstr(at_html, chunk);
+        ck_assert_msg(found, "viewer.html: this text is not in the page (in order): %s", chunk);
+        at_html = found + n;
+        free(chunk);
+        if (!open) break;
+    }
+    ck_assert_int_eq(strlen(at_html), 0); /* the page ends where the template does */
+    free(html);
+}
+END_TEST
+
 START_TEST(test_terminal)
 {
     static const real w[9] = {R(0.9), R(0.05), R(0.05), R(0.1), R(0.5),
@@ -554,6 +610,7 @@ Suite *render_suite(void)
     tcase_add_test(tc, test_colour_ramp);
     tcase_add_test(tc, test_index_html);
     tcase_add_test(tc, test_index_html_empty);
+    tcase_add_test(tc, test_index_html_assets);
     tcase_add_test(tc, test_terminal);
     tcase_add_test(tc, test_entropy_and_focus);
     tcase_add_test(tc, test_lineplot);
