@@ -73,6 +73,20 @@ START_TEST(test_kernels_through_table)
 }
 END_TEST
 
+/* A device the build lacks is the user's mistake: a message with a hint, not an abort. */
+START_TEST(test_missing_device_is_user_error)
+{
+    char err[256] = "";
+#ifndef TT_CUDA
+    ck_assert_ptr_null(tt_backend_open(TT_CUDA, err, sizeof err));
+    ck_assert_msg(strstr(err, "device \"cuda\"") && strstr(err, "HINT: build with `make CUDA=1`"),
+                  "%s", err);
+#endif
+    ck_assert_ptr_eq(tt_backend_open(TT_GUARD, err, sizeof err), &tt_guard_backend);
+    ck_assert_ptr_eq(tt_backend_open(TT_CPU, err, sizeof err), &tt_cpu_backend);
+}
+END_TEST
+
 START_TEST(test_foreign_free_aborts)
 {
     real x[4];
@@ -276,6 +290,7 @@ Suite *guard_suite(void)
     tcase_add_test_raise_signal(tc, test_host_write_crashes, SIGSEGV);
     tcase_add_test(tc, test_kernels_through_table);
     tcase_add_test_raise_signal(tc, test_foreign_free_aborts, SIGABRT);
+    tcase_add_test(tc, test_missing_device_is_user_error);
     suite_add_tcase(s, tc);
 #ifndef TT_DOUBLE
     tc = tcase_create("train");
