@@ -19,13 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[64];
+static const char *dir; /* the test's folder (tt_tmp_setup) */
 
 static void put(const char *name, const char *text)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(tt_test_path(name), "w");
     ck_assert_ptr_nonnull(f);
     fputs(text, f);
     fclose(f);
@@ -68,12 +66,11 @@ static void write_config(const char *name, const char *schedule, const char *run
 
 static void setup(void)
 {
-    tt_test_tmpdir(dir, sizeof dir, "train");
+    tt_tmp_setup();
+    dir = tt_test_tmpdir();
     write_corpus();
     write_config("cfg.json", "cosine", "run");
 }
-
-static void teardown(void) { tt_test_rm_tree(dir); }
 
 /* Runs ./train with the arguments (NULL-terminated), stdout to /dev/null and stderr into
  * `message`; returns the exit status. */
@@ -85,8 +82,7 @@ static int run(char *message, size_t len, ...)
     va_start(ap, len);
     for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
     va_end(ap);
-    char errpath[256];
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
+    const char *errpath = tt_test_path("stderr.txt");
     fflush(stdout);
     fflush(stderr);
     int out = dup(1), errfd = dup(2);
@@ -107,14 +103,7 @@ static int run(char *message, size_t len, ...)
     return rc;
 }
 
-static const char *path(const char *rel)
-{
-    static char buf[4][256];
-    static int slot;
-    char *p = buf[slot++ % 4];
-    snprintf(p, 256, "%s/%s", dir, rel);
-    return p;
-}
+static const char *path(const char *rel) { return tt_test_path(rel); }
 
 typedef struct bad_input {
     const char *set1, *set2; /* --set arguments (or NULL) */
@@ -201,7 +190,7 @@ static void same_tensors(const char *a, const char *b)
 /* metrics.jsonl without the timing field, from the first line whose epoch is >= from */
 static char *metrics(const char *run_dir, int from)
 {
-    char p[256], line[1024];
+    char p[4200], line[1024];
     snprintf(p, sizeof p, "%s/%s/metrics.jsonl", dir, run_dir);
     FILE *f = fopen(p, "r");
     ck_assert_ptr_nonnull(f);
@@ -364,12 +353,12 @@ START_TEST(test_attention_dumps)
     char msg[4096], err[512];
     for (int causal = 0; causal < 2; causal++) {
         const char *run_dir = causal ? "causal" : "plain";
-        char out[128], probes[] = "data.probes=[\"a x p a\", \"c x\", \"b x q b zz\"]";
+        char out[4200], probes[] = "data.probes=[\"a x p a\", \"c x\", \"b x q b zz\"]";
         snprintf(out, sizeof out, "output.dir=\"%s/%s\"", dir, run_dir);
         ck_assert_msg(run(msg, sizeof msg, path("cfg.json"), "--set", probes, "--set", out,
                           "--set", causal ? "model.causal=true" : "model.causal=false", NULL) == 0,
                       "%s", msg);
-        char p[256];
+        char p[4200];
         snprintf(p, sizeof p, "%s/%s/attention/index.html", dir, run_dir);
         char *html = tt_render_slurp(p, err, sizeof err);
         ck_assert_msg(html, "%s", err);
@@ -433,7 +422,7 @@ Suite *train_suite(void)
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("train");
     tcase_set_timeout(tc, 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, tt_tmp_teardown);
     tcase_add_test(tc, test_user_errors_exit_2);
     tcase_add_test(tc, test_resume_equals_uninterrupted);
     tcase_add_test(tc, test_same_seed_same_metrics);
