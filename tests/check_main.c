@@ -32,6 +32,7 @@ int main(int argc, char **argv)
         {"render", render_suite},
         {"study", study_suite},
         {"threads", threads_suite},
+        {"memory_plan", memory_plan_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

@@ -36,6 +36,7 @@ Suite *render_suite(void);    /* attention maps and plots: files, SVG, HTML, ter
 Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
 Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */
 Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
+Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
 Suite *gradcheck_suite(void); /* float64 build only */
 
 /* Fails the current test with the label, the first bad index, both values and the largest
