@@ -4,6 +4,7 @@
 #include "cfg_testutil.h"
 
 #include "st_testutil.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <errno.h>
@@ -28,7 +29,7 @@ void tt_cfg_write_json(const char *path, const char *json)
 void tt_cfg_fx_init(tt_cfg_fx *f)
 {
     char p[1200];
-    tt_st_test_mkdir(f->dir, sizeof f->dir);
+    tt_test_mkdir(f->dir, sizeof f->dir);
     snprintf(f->path, sizeof f->path, "%s/c.json", f->dir);
     snprintf(p, sizeof p, "%s/train.txt", f->dir);
     tt_cfg_write_text(p, "the cat sat\tDT NN VBD\n");

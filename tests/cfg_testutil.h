@@ -1,5 +1,5 @@
 /* cfg_testutil.h: what the config suites (test_config.c, test_config_errors.c) share: a fresh
- * temporary directory per test (st_testutil.h's fixture) with tiny train.txt and valid.txt files,
+ * folder inside the test's temporary one (testutil.h) with tiny train.txt and valid.txt files,
  * writing a config there and loading it, and the checks on the outcome. JSON in these suites is
  * written with single quotes, turned into double quotes on the way to the file, so that each case
  * reads like the file it stands for. */
@@ -20,7 +20,7 @@ typedef struct tt_cfg_fx {
 void tt_cfg_write_text(const char *path, const char *text);
 /* Writes json to path with every ' turned into ". */
 void tt_cfg_write_json(const char *path, const char *json);
-/* Makes the test's directory (inside the tcase's fixture) with its train.txt and valid.txt. */
+/* Makes a fresh directory (tt_test_mkdir) with its train.txt and valid.txt. */
 void tt_cfg_fx_init(tt_cfg_fx *f);
 /* realpath of DIR/name (which must exist), into out (PATH_MAX bytes). */
 const char *tt_cfg_real_in(const tt_cfg_fx *f, const char *name, char *out);

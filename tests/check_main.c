@@ -33,11 +33,13 @@ int main(int argc, char **argv)
         {"study", study_suite},
         {"threads", threads_suite},
         {"guard", guard_suite},
+        {"memory_plan", memory_plan_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif
     };
     int failed = 0, ran = 0;
+    if (tt_test_tmp_init()) return EXIT_FAILURE; /* the temporary folders' root (testutil.h) */
     printf("tiny-transformer tests, %s build\n", TT_REAL_NAME);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         if (argc > 1 && strcmp(argv[1], suites[i].name) != 0) continue;

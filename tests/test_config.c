@@ -232,7 +232,7 @@ static void round_trip(const tt_config *a)
     char other[1024], path[1100], err[TT_CONFIG_ERR];
     tt_config b;
     char *text = tt_config_to_json(a);
-    tt_st_test_mkdir(other, sizeof other);
+    tt_test_mkdir(other, sizeof other);
     snprintf(path, sizeof path, "%s/resolved.json", other);
     tt_cfg_write_text(path, text);
     int rc = tt_config_load(&b, path, NULL, 0, err, sizeof err);
@@ -493,7 +493,7 @@ Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("load");
-    tcase_add_unchecked_fixture(tc, tt_st_test_setup, tt_st_test_teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_minimal_gets_defaults);
     tcase_add_test(tc, test_derived_defaults);
     tcase_add_test(tc, test_full_config_fields);
@@ -504,7 +504,7 @@ Suite *config_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("set");
-    tcase_add_unchecked_fixture(tc, tt_st_test_setup, tt_st_test_teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_set_overrides);
     tcase_add_test(tc, test_set_adds_missing);
     tcase_add_test(tc, test_set_json_values);

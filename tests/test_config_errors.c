@@ -351,7 +351,7 @@ Suite *config_errors_suite(void)
 {
     Suite *s = suite_create("config_errors");
     TCase *tc = tcase_create("errors");
-    tcase_add_unchecked_fixture(tc, tt_st_test_setup, tt_st_test_teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_loop_test(tc, test_rejects_mistake, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(tc, test_exact_messages);
     tcase_add_test(tc, test_cuda_device);

@@ -10,22 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static void setup(void)
-{
-    tt_test_tmpdir(dir, sizeof dir, "data");
-}
-
-static void teardown(void) { tt_test_rm_tree(dir); }
-
-/* Writes dir/name with the given bytes; returns the path (static buffer per slot). */
+/* Writes name in the test's folder with the given bytes; returns the path (tt_test_path's). */
 static const char *put(const char *name, const char *bytes, size_t n)
 {
-    static char paths[2][256];
-    static int slot;
-    char *p = paths[slot++ % 2];
-    snprintf(p, 256, "%s/%s", dir, name);
+    const char *p = tt_test_path(name);
     FILE *f = fopen(p, "wb");
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
@@ -39,7 +27,7 @@ static tt_config config(tt_task task, const char *train, const char *valid, int 
     c.data.task = task;
     c.data.seq_len = seq_len;
     c.data.mask_prob = 0.15;
-    snprintf(c.path, sizeof c.path, "%s/config.json", dir);
+    snprintf(c.path, sizeof c.path, "%s", tt_test_path("config.json"));
     snprintf(c.data.train, sizeof c.data.train, "%s", put("train.txt", train, strlen(train)));
     snprintf(c.data.valid, sizeof c.data.valid, "%s", put("valid.txt", valid, strlen(valid)));
     return c;
@@ -330,7 +318,7 @@ Suite *data_suite(void)
 {
     Suite *s = suite_create("data");
     TCase *tc = tcase_create("data");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_utf8_validation);
     tcase_add_test(tc, test_vocab_grows);
     tcase_add_test(tc, test_tokenizer_round_trip);

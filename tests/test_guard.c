@@ -97,9 +97,8 @@ END_TEST
 
 #ifndef TT_DOUBLE
 
-static char dir[64];
-
-/* DIR/ followed by the printf-formatted rest; one of 8 rotating buffers. */
+/* The test's folder (testutil's fixture) followed by the printf-formatted rest; one of 8
+ * rotating buffers. */
 static const char *path(const char *fmt, ...)
 {
     static char buf[8][512];
@@ -109,7 +108,7 @@ static const char *path(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(rest, sizeof rest, fmt, ap);
     va_end(ap);
-    snprintf(p, 512, "%s/%s", dir, rest);
+    snprintf(p, 512, "%s/%s", tt_test_tmpdir(), rest);
     return p;
 }
 
@@ -138,9 +137,6 @@ static int run(const char *first, ...)
     close(out), close(err), close(log);
     return rc;
 }
-
-static void setup(void) { tt_test_tmpdir(dir, sizeof dir, "guard"); }
-static void teardown(void) { tt_test_rm_tree(dir); }
 
 /* Every line of two metrics.jsonl files equal, but for tokens_per_s (a timing). */
 static void same_metrics(const char *a, const char *b)
@@ -294,7 +290,7 @@ Suite *guard_suite(void)
     suite_add_tcase(s, tc);
 #ifndef TT_DOUBLE
     tc = tcase_create("train");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_tiny_trains_as_on_cpu);
     tcase_add_test(tc, test_dump_first_step_as_on_cpu);

@@ -82,8 +82,8 @@ START_TEST(test_neighbouring_gaps_merge)
 }
 END_TEST
 
-/* high_used: the most bytes live at once; high_end: the furthest byte ever handed out. Reset
- * forgets the blocks, not the marks. */
+/* high_used: the most bytes live at once; high_end: the furthest byte ever handed out;
+ * high_blocks: the most blocks live at once. Reset forgets the blocks, not the marks. */
 START_TEST(test_high_water_marks_and_reset)
 {
     tt_heap h;
@@ -91,6 +91,7 @@ START_TEST(test_high_water_marks_and_reset)
     void *a = tt_heap_alloc(&h, 100), *b = tt_heap_alloc(&h, 64);
     ck_assert_uint_eq(h.high_used, 192);
     ck_assert_uint_eq(h.high_end, 192);
+    ck_assert_int_eq(h.high_blocks, 2);
     tt_heap_free(&h, a);
     tt_heap_alloc(&h, 300); /* does not fit below b: [192, 512) */
     ck_assert_uint_eq(h.used, 64 + 320);
@@ -99,6 +100,7 @@ START_TEST(test_high_water_marks_and_reset)
     ck_assert_uint_eq(off(&h, tt_heap_alloc(&h, 64)), 0); /* below the mark: it stays */
     ck_assert_uint_eq(h.high_end, 512);
     ck_assert_uint_eq(h.high_used, 448);
+    ck_assert_int_eq(h.high_blocks, 3);
     tt_heap_free(&h, b);
     ck_assert_uint_eq(h.high_used, 448);
     tt_heap_reset(&h);
@@ -107,6 +109,7 @@ START_TEST(test_high_water_marks_and_reset)
     ck_assert_ptr_eq(tt_heap_alloc(&h, 4096), h.base); /* the whole region is free again */
     ck_assert_uint_eq(h.high_used, 4096);
     ck_assert_uint_eq(h.high_end, 4096);
+    ck_assert_int_eq(h.high_blocks, 3);
     tt_heap_destroy(&h);
 }
 END_TEST

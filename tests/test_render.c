@@ -17,23 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static void setup(void)
-{
-    tt_test_tmpdir(dir, sizeof dir, "render");
-}
-
-static void teardown(void) { tt_test_rm_tree(dir); }
-
-static const char *at(const char *name)
-{
-    static char path[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
-    return path[k];
-}
+/* name in the test's folder (the fixture tt_tmp_setup) */
+static const char *at(const char *name) { return tt_test_path(name); }
 
 static void put(const char *name, const char *text)
 {
@@ -176,7 +161,7 @@ START_TEST(test_roundtrip)
     ck_assert_ptr_nonnull(strstr(text, "\"\\\"q\\\"\""));
     free(text);
     /* atomic writes leave nothing else behind */
-    DIR *d = opendir(dir);
+    DIR *d = opendir(tt_test_tmpdir());
     int files = 0;
     for (struct dirent *de; (de = readdir(d));)
         files += de->d_name[0] != '.';
@@ -346,7 +331,7 @@ START_TEST(test_index_html)
     put("epoch_003.json.tmp.99", "half a fi"); /* a dump being written: not epoch_*.json */
     put("notes.txt", "x");
     put("epoch_002.svg", "<svg/>");
-    ck_assert_msg(!tt_render_index_html(dir, err, sizeof err), "%s", err);
+    ck_assert_msg(!tt_render_index_html(tt_test_tmpdir(), err, sizeof err), "%s", err);
     char *html = get(at("index.html"));
     ck_assert_ptr_null(strstr(html, "http://"));
     ck_assert_ptr_null(strstr(html, "https://"));
@@ -377,13 +362,13 @@ START_TEST(test_index_html)
     free(html);
     /* a malformed file stops it, named */
     put("epoch_003.json", "{\"epoch\": 3}");
-    ck_assert_int_eq(tt_render_index_html(dir, err, sizeof err), -1);
+    ck_assert_int_eq(tt_render_index_html(tt_test_tmpdir(), err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "epoch_003.json: missing key \"layers\""));
     /* two files of one epoch */
     char *two = get(at("epoch_002.json"));
     put("epoch_003.json", two);
     free(two);
-    ck_assert_int_eq(tt_render_index_html(dir, err, sizeof err), -1);
+    ck_assert_int_eq(tt_render_index_html(tt_test_tmpdir(), err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "both hold epoch 2"));
     ck_assert_int_eq(tt_render_index_html(at("nowhere"), err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "nowhere: cannot open"));
@@ -393,7 +378,7 @@ END_TEST
 START_TEST(test_index_html_empty)
 {
     char err[512];
-    ck_assert_msg(!tt_render_index_html(dir, err, sizeof err), "%s", err);
+    ck_assert_msg(!tt_render_index_html(tt_test_tmpdir(), err, sizeof err), "%s", err);
     char *html = get(at("index.html"));
     cJSON *data = embedded(html);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(data, "epochs")), 0);
@@ -415,7 +400,7 @@ START_TEST(test_index_html_assets)
     } assets[] = {{"src/train/report/viewer.css", tt_viewer_css, &tt_viewer_css_len},
                   {"src/train/report/viewer.js", tt_viewer_js, &tt_viewer_js_len}};
     char err[512];
-    ck_assert_msg(!tt_render_index_html(dir, err, sizeof err), "%s", err);
+    ck_assert_msg(!tt_render_index_html(tt_test_tmpdir(), err, sizeof err), "%s", err);
     char *html = get(at("index.html"));
     for (int k = 0; k < 2; k++) {
         char *file = get(assets[k].path), *body = strstr(file, "\n\n");
@@ -602,7 +587,7 @@ Suite *render_suite(void)
 {
     Suite *s = suite_create("render");
     TCase *tc = tcase_create("render");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_roundtrip);
     tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof BAD_FILES / sizeof BAD_FILES[0]));
     tcase_add_test(tc, test_read_special);

@@ -1,8 +1,8 @@
 /* test_safetensors.c: the safetensors writer, checked through the reader and independently of
  * it. Round trips of every dtype; the bytes of a written file checked with cJSON; saves that fail
  * and must leave the old file and no temporary behind; the writer's programming errors abort.
- * The reader's own tests are in test_safetensors_read.c. Files live in a mkdtemp directory
- * (st_testutil.h). */
+ * The reader's own tests are in test_safetensors_read.c. Files live in the test's temporary
+ * folder (testutil.h). */
 #include "testutil.h"
 #include "st_testutil.h"
 #include "tensor/safetensors.h"
@@ -66,8 +66,8 @@ END_TEST
 
 START_TEST(test_round_trip_every_dtype)
 {
-    char dir[4096], path[4200], err[512] = "";
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200], err[512] = "";
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
 
     const float w[6] = {1.5f, -2.0f, 0.1f, 3e-8f, -0.0f, 65504.0f};
@@ -132,14 +132,13 @@ START_TEST(test_round_trip_every_dtype)
     ck_assert_ptr_null(tt_st_meta(&f, "missing"));
     tt_st_close(&f);
     tt_st_close(&f); /* closing twice is safe */
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
 START_TEST(test_written_bytes)
 {
-    char dir[4096], path[4200], err[512] = "";
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200], err[512] = "";
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/a.safetensors", dir);
     const float a[3] = {1, 2, 3};
     const int64_t b[2] = {-1, 1LL << 50};
@@ -199,14 +198,13 @@ START_TEST(test_written_bytes)
     ck_assert(memcmp(buf + 8 + n, a, 12) == 0);
     ck_assert(memcmp(buf + 8 + n + 12, b, 16) == 0);
     free(buf);
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
 START_TEST(test_empty_writer)
 {
-    char dir[4096], path[4200], err[512] = "";
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200], err[512] = "";
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/empty.safetensors", dir);
     tt_st_writer wr;
     tt_st_writer_init(&wr);
@@ -222,7 +220,6 @@ START_TEST(test_empty_writer)
     ck_assert_int_eq(f.n, 0);
     ck_assert_int_eq(f.n_meta, 0);
     tt_st_close(&f);
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
@@ -241,21 +238,20 @@ static void save_one(const char *path, float value, char *err, size_t errlen, in
 
 START_TEST(test_save_missing_directory)
 {
-    char dir[4096], path[4200], err[512] = "";
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200], err[512] = "";
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/no/such/dir/x.safetensors", dir);
     save_one(path, 1, err, sizeof err, -1);
     tt_st_test_check_message("missing dir", err, path, "cannot create",
                              "No such file or directory");
     ck_assert_int_eq(count_entries(dir), 0);
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
 START_TEST(test_save_temporary_blocked)
 {
-    char dir[4096], path[4200], tmp[4300], err[512] = "";
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200], tmp[4300], err[512] = "";
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
     save_one(path, 1, err, sizeof err, 0);
     size_t size0, size1;
@@ -281,14 +277,13 @@ START_TEST(test_save_temporary_blocked)
     ck_assert_int_eq(count_entries(dir), 1);
     free(after);
     free(before);
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
 START_TEST(test_save_rename_fails)
 {
-    char dir[4096], path[4200], tmp[4300], inner[4300], err[512] = "";
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200], tmp[4300], inner[4300], err[512] = "";
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/m.safetensors", dir); /* a non-empty directory */
     ck_assert_int_eq(mkdir(path, 0700), 0);
     snprintf(inner, sizeof inner, "%s/keep", path);
@@ -299,7 +294,6 @@ START_TEST(test_save_rename_fails)
     ck_assert_msg(access(tmp, F_OK) != 0 && errno == ENOENT, "%s was left behind", tmp);
     ck_assert_int_eq(count_entries(dir), 1);
     ck_assert_int_eq(count_entries(path), 1);
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
@@ -342,7 +336,7 @@ Suite *safetensors_suite(void)
 {
     Suite *s = suite_create("safetensors");
     TCase *tc = tcase_create("write");
-    tcase_add_unchecked_fixture(tc, tt_st_test_setup, tt_st_test_teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_dtype_names_and_sizes);
     tcase_add_test(tc, test_round_trip_every_dtype);
     tcase_add_test(tc, test_written_bytes);

@@ -2,7 +2,7 @@
  * the read conversions; every validation error on hand-built buffers (and the main ones through
  * files), each checked for the words that name the problem; garbled and truncated input, which
  * must leave the file struct empty. The writer's tests are in test_safetensors.c. Files live in
- * a mkdtemp directory (st_testutil.h). */
+ * the test's temporary folder (testutil.h). */
 #include "testutil.h"
 #include "st_testutil.h"
 #include "tensor/safetensors.h"
@@ -385,8 +385,8 @@ static void expect_load_error(const char *path, const char *a, const char *b)
 
 START_TEST(test_load_errors)
 {
-    char dir[4096], path[4200];
-    tt_st_test_mkdir(dir, sizeof dir);
+    char path[4200];
+    const char *dir = tt_test_tmpdir();
     snprintf(path, sizeof path, "%s/missing.safetensors", dir);
     expect_load_error(path, "cannot open", "No such file");
     expect_load_error(dir, "not a regular file", NULL);
@@ -422,7 +422,6 @@ START_TEST(test_load_errors)
     tt_st_test_spit(path, b, size);
     expect_load_error(path, "unknown dtype \"F16\"", "F32, F64, I32, I64");
     free(b);
-    tt_st_test_rm_tree(dir);
 }
 END_TEST
 
@@ -430,7 +429,7 @@ Suite *safetensors_read_suite(void)
 {
     Suite *s = suite_create("safetensors_read");
     TCase *tc = tcase_create("read");
-    tcase_add_unchecked_fixture(tc, tt_st_test_setup, tt_st_test_teardown);
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_parse_hand_built);
     tcase_add_test(tc, test_read_conversions);
     tcase_add_test(tc, test_reject_framing);

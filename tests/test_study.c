@@ -7,11 +7,11 @@
 
 #include "train/study/study.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { SEED = 20240611 };
 
@@ -225,10 +225,10 @@ START_TEST(test_csv_round_trip)
     tt_study_variance(&o, v);
     tt_study_saturation(&o, s);
     tt_study_gradients(&o, gr);
-    char dir[] = "/tmp/tt_study_XXXXXX", path[3][64], err[256];
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
-    const char *names[3] = {"var.csv", "sat.csv", "grad.csv"};
-    for (int i = 0; i < 3; i++) snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
+    char err[256];
+    const char *dir = tt_test_tmpdir();
+    const char *path[3] = {tt_test_path("var.csv"), tt_test_path("sat.csv"),
+                           tt_test_path("grad.csv")};
     ck_assert_int_eq(tt_study_write_csv_var(path[0], v, 2, err, sizeof err), 0);
     ck_assert_int_eq(tt_study_write_csv_sat(path[1], s, 2, err, sizeof err), 0);
     ck_assert_int_eq(tt_study_write_csv_grad(path[2], gr, 2, err, sizeof err), 0);
@@ -261,11 +261,17 @@ START_TEST(test_csv_round_trip)
         assert_near6("dkey_scaled", c[i * 9 + 6], gr[i].dkey[1]);
         assert_near6("dscores_med_scaled", c[i * 9 + 8], gr[i].dscores_med[1]);
     }
-    for (int i = 0; i < 3; i++) ck_assert_int_eq(unlink(path[i]), 0); /* no tmp left behind */
-    ck_assert_int_eq(rmdir(dir), 0);
+    /* the three files and nothing else: the atomic writes left no temporary file behind */
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int files = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        files += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    ck_assert_int_eq(files, 3);
 
     /* a directory that does not exist: -1, and the message names the path */
-    char bad[96];
+    char bad[4200];
     snprintf(bad, sizeof bad, "%s/missing/var.csv", dir);
     ck_assert_int_eq(tt_study_write_csv_var(bad, v, 2, err, sizeof err), -1);
     ck_assert_msg(strstr(err, bad) != NULL, "error does not name the path: %s", err);
@@ -277,6 +283,7 @@ Suite *study_suite(void)
     Suite *s = suite_create("study");
     TCase *tc = tcase_create("scaling");
     tcase_set_timeout(tc, 120); /* each test runs a part at full size: seconds under ASan */
+    tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_variance_is_dk);
     tcase_add_test(tc, test_dk_streams_independent);
     tcase_add_test(tc, test_softmax_saturates_unscaled);

@@ -1,10 +1,16 @@
 /* testutil.c: shared helpers for the suites (see testutil.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
+
 #include "testutil.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void tt_check_close(const char *file, int line, const char *label, const real *got,
@@ -68,17 +74,106 @@ tt_sdpa_opts tt_test_sdpa_combo(int i, int d_k, const tt_tensor *pad, char *labe
     return o;
 }
 
-void tt_test_tmpdir(char *dir, size_t len, const char *tag)
+/* The runner's root folder, made in the parent process (forked tests inherit the path), and
+ * the current test's folder inside it (set by tt_tmp_setup, cleared by tt_tmp_teardown). */
+static char tmp_root[PATH_MAX], test_dir[PATH_MAX];
+static pid_t tmp_owner;
+/* The first failure of a removal: nftw's callback has no context argument. */
+static char rm_failed[PATH_MAX + 64];
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-    snprintf(dir, len, "/tmp/tt_%s_XXXXXX", tag);
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s failed", dir);
+    (void)st, (void)ftw;
+    /* FTW_DEPTH: a folder comes after its contents (FTW_DP); FTW_PHYS: a link is an entry */
+    if ((type == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT) return 0;
+    snprintf(rm_failed, sizeof rm_failed, "%s: %s", path, strerror(errno));
+    return 1;
 }
 
-void tt_test_rm_tree(const char *dir)
+/* 0, or -1 with the first failure in rm_failed; a path that does not exist is no failure. */
+static int rm_tree(const char *path)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    rm_failed[0] = '\0';
+    int rc = nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (rc == -1 && errno != ENOENT && !rm_failed[0])
+        snprintf(rm_failed, sizeof rm_failed, "%s: %s", path, strerror(errno));
+    return rc == 0 || !rm_failed[0] ? 0 : -1;
+}
+
+/* atexit: only the process that made the root removes it, not every forked test (a test's
+ * child leaves through exit() and so runs this too). */
+static void remove_tmp_root(void)
+{
+    if (getpid() != tmp_owner || !tmp_root[0]) return;
+    if (rm_tree(tmp_root)) fprintf(stderr, "warning: cannot remove %s\n", rm_failed);
+    tmp_root[0] = '\0';
+}
+
+int tt_test_tmp_init(void)
+{
+    const char *base = getenv("TMPDIR"), *why = NULL;
+    if (!base || !*base) base = "/tmp";
+    int n = snprintf(tmp_root, sizeof tmp_root, "%s/tt_check_XXXXXX", base);
+    if (n < 0 || (size_t)n >= sizeof tmp_root) why = "path too long";
+    else if (!mkdtemp(tmp_root)) why = strerror(errno);
+    else if (atexit(remove_tmp_root) != 0) {
+        why = "atexit failed";
+        rmdir(tmp_root);
+    }
+    if (why) {
+        fprintf(stderr, "cannot make a temporary folder in %s: %s\nHINT: set TMPDIR to a "
+                "writable folder\n", base, why);
+        tmp_root[0] = '\0';
+        return -1;
+    }
+    tmp_owner = getpid();
+    return 0;
+}
+
+void tt_tmp_setup(void)
+{
+    ck_assert_msg(tmp_root[0], "no temporary root folder: the runner calls tt_test_tmp_init");
+    int n = snprintf(test_dir, sizeof test_dir, "%s/t_XXXXXX", tmp_root);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof test_dir, "%s: path too long", tmp_root);
+    ck_assert_msg(mkdtemp(test_dir) != NULL, "mkdtemp %s: %s", test_dir, strerror(errno));
+}
+
+void tt_tmp_teardown(void)
+{
+    if (!test_dir[0]) return;
+    char dir[PATH_MAX];
+    memcpy(dir, test_dir, sizeof dir);
+    test_dir[0] = '\0';
+    tt_test_rm_tree(dir);
+}
+
+const char *tt_test_tmpdir(void)
+{
+    ck_assert_msg(test_dir[0], "no temporary folder: add the checked fixture tt_tmp_setup, "
+                  "tt_tmp_teardown to the tcase");
+    return test_dir;
+}
+
+const char *tt_test_path(const char *name)
+{
+    static char paths[8][PATH_MAX];
+    static int slot;
+    char *p = paths[slot++ % 8];
+    int n = snprintf(p, PATH_MAX, "%s/%s", tt_test_tmpdir(), name);
+    ck_assert_msg(n > 0 && n < PATH_MAX, "%s/%s: path too long", test_dir, name);
+    return p;
+}
+
+void tt_test_mkdir(char *dir, size_t len)
+{
+    int n = snprintf(dir, len, "%s/d_XXXXXX", tt_test_tmpdir());
+    ck_assert_msg(n > 0 && (size_t)n < len, "%s: path too long for %zu bytes", test_dir, len);
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
+}
+
+void tt_test_rm_tree(const char *path)
+{
+    ck_assert_msg(rm_tree(path) == 0, "cannot remove %s", rm_failed);
 }
 
 real *tt_test_alloc(int64_t n) { return tt_xcalloc((size_t)(n ? n : 1), sizeof(real)); }

@@ -37,6 +37,7 @@ Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
 Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */
 Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
 Suite *guard_suite(void);     /* the device boundary: the guard device, and ./train on it */
+Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
 Suite *gradcheck_suite(void); /* float64 build only */
 
 /* Fails the current test with the label, the first bad index, both values and the largest
@@ -72,10 +73,26 @@ void tt_test_uniform(real *x, int64_t n, uint64_t seed, real lo, real hi);
 #define TT_SDPA_COMBOS 32
 tt_sdpa_opts tt_test_sdpa_combo(int i, int d_k, const tt_tensor *pad, char *label, size_t len);
 
-/* A fresh directory /tmp/tt_<tag>_XXXXXX (its path into dir), and its removal with everything
- * in it; either fails the test on error. */
-void tt_test_tmpdir(char *dir, size_t len, const char *tag);
-void tt_test_rm_tree(const char *dir);
+/* Temporary folders, one fixture for every suite that writes files. The runner calls
+ * tt_test_tmp_init once, before any suite: it makes a root folder $TMPDIR/tt_check_XXXXXX (or
+ * under /tmp) and registers its removal, with everything in it, for when the runner exits.
+ * A tcase whose tests write files adds the checked fixture tt_tmp_setup / tt_tmp_teardown:
+ * each test then gets a fresh, empty folder inside the root (tt_test_tmpdir), removed after
+ * the test. A test that fails, aborts or times out ends its forked child without the teardown;
+ * the root's removal is what still leaves nothing behind then. */
+int tt_test_tmp_init(void); /* 0, or -1 after a message on stderr */
+void tt_tmp_setup(void);
+void tt_tmp_teardown(void);
+/* The current test's folder; fails the test when the tcase has no tt_tmp_setup fixture. */
+const char *tt_test_tmpdir(void);
+/* tt_test_tmpdir()/name, in one of 8 static buffers used in turn (so a few can be held at
+ * once); fails the test if the path does not fit. */
+const char *tt_test_path(const char *name);
+/* A fresh folder inside the test's (for tests that need several), its path into dir. */
+void tt_test_mkdir(char *dir, size_t len);
+/* Removes path, a file or a folder with everything in it (symbolic links are removed, never
+ * followed); fails the test on any error but a path that does not exist. */
+void tt_test_rm_tree(const char *path);
 
 /* malloc'ed, never NULL; free with free() */
 real *tt_test_alloc(int64_t n);

@@ -52,7 +52,7 @@ void *tt_heap_alloc(tt_heap *h, size_t bytes)
         overflow(h, bytes, "region full");
     memmove(h->blocks + i + 1, h->blocks + i, (size_t)(h->n_blocks - i) * sizeof *h->blocks);
     h->blocks[i] = (tt_heap_block){.off = start, .size = size};
-    h->n_blocks++;
+    if (++h->n_blocks > h->high_blocks) h->high_blocks = h->n_blocks;
     h->used += size;
     if (h->used > h->high_used) h->high_used = h->used;
     if (start + size > h->high_end) h->high_end = start + size;

@@ -22,6 +22,7 @@ typedef struct tt_heap {
     size_t cap;
     tt_heap_block *blocks; /* host, [max_blocks], live blocks sorted by offset */
     int n_blocks, max_blocks;
+    int high_blocks;  /* most live blocks at once: what the table must hold */
     size_t used;      /* bytes in live blocks */
     size_t high_used; /* most bytes ever in live blocks at once */
     size_t high_end;  /* highest end offset ever handed out: the part of the region touched */
