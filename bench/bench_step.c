@@ -163,7 +163,8 @@ int main(int argc, char **argv)
     tt_optim opt;
     tt_optim_init(&opt, &model.params, &oc);
     /* the sizes ./train uses (tt_step_sizes_for in src/train/run/memory.c) */
-    tt_step_sizes sz = tt_step_sizes_for(be, c->B, c->T, c->d, c->d_ff, c->h, c->L, c->V);
+    tt_step_sizes sz = tt_step_sizes_for(be, c->B, c->T, c->d, c->d_ff, c->h, c->L, c->V,
+                                         false);
     tt_arena data, meta;
     tt_arena_init(&data, "step", TT_CPU, sz.values);
     tt_arena_init(&meta, "tape", TT_CPU, sz.tape);

@@ -11,18 +11,17 @@
  * Values (the data arena): what the forward pass records and keeps until the step ends. Per
  * layer, post-LN and pre-LN alike, at most: 8 N*d reals (qkv 3, attention output, out_proj,
  * linear2, two norms; each dropout and residual add is written over out_proj's or linear2's
- * output), 3 N*f (linear1, GELU, dropout; ReLU and dropout are fused in place over linear1's
- * output, so ReLU keeps 1), 4 N norm statistics, B*H*T*T attention weights, and the attention
+ * output), 3 N*f for GELU (linear1, GELU, dropout) but 1 for ReLU (ReLU and dropout are fused
+ * in place over linear1's output), 4 N norm statistics, B*H*T*T attention weights, and the attention
  * scratch the backend asks for (forward and backward; the CPU's: T*T and 2 T*T reals per
  * thread; the backward's is the only thing backward takes from the arena); plus masks of at
- * most 2 N*d + N*f + B*H*T*T bytes. Around the layers: embedding, its scale, positions, dropout
+ * most 2 N*d + N*f + B*H*T*T bytes (ReLU's fused dropout saves no mask: 2 N*d + B*H*T*T). Around the layers: embedding, its scale, positions, dropout
  * and (pre-LN) the final norm, 5 N*d + 2 N reals and an N*d mask; the head N*n_out, the loss's
  * N row statistics, classify's pooling (N weights, B*d); int32 tokens, padding, targets (12 N
  * bytes). Every allocation may lose 63 bytes to alignment (24 per layer, 32 more). Evaluation
- * (no grad, no dropout) records a subset of the same. These counts are what GELU with dropout
- * really takes (the plan is 1.28-1.37 times its use over the test's grid); a 25% margin covers
- * what they miss. The activation and dropout are not among the sizes: a ReLU step uses less,
- * down to 42% of the plan at d_ff = 8d.
+ * (no grad, no dropout) records a subset of the same. These counts are what a step with dropout
+ * really takes (the plan is 1.28-1.37 times its use over the test's grid with GELU); a 25%
+ * margin covers what they miss. Without dropout a step uses less (the plan stays within 2x).
  *
  * Gradients (the heap): tt_backward releases each intermediate gradient as soon as the node
  * that made the var has run, so only a few are alive at once. Walking a layer's tape backwards
@@ -49,15 +48,16 @@
  * head, the loss) and 13 vars (those, plus tokens, padding, targets, pooling weights and the
  * positions' alias). Evaluation records vars only. The same 25% margin. */
 tt_step_sizes tt_step_sizes_for(const tt_backend *be, int B, int T, int d, int d_ff,
-                                int n_heads, int n_layers, int n_out)
+                                int n_heads, int n_layers, int n_out, bool gelu)
 {
     double N = (double)B * T, D = d, f = d_ff, H = n_heads, L = n_layers, R = sizeof(real);
     double att = B * H * T * (double)T;
     tt_attn_desc a = {.B = B, .T = T, .NH = n_heads, .HS = n_heads ? d / n_heads : 0};
     double scratch = (double)be->attention_scratch(&a, false) +
                      (double)be->attention_scratch(&a, true);
-    double layer = R * (8 * N * D + 3 * N * f + 4 * N + att) + scratch +
-                   (2 * N * D + N * f + att) + 64.0 * 24;
+    double ffn = gelu ? 3 : 1, ffn_mask = gelu ? 1 : 0;
+    double layer = R * (8 * N * D + ffn * N * f + 4 * N + att) + scratch +
+                   (2 * N * D + ffn_mask * N * f + att) + 64.0 * 24;
     double ends = R * (5 * N * D + 2 * N + N * n_out + 2 * N + (double)B * D) + N * D + 12 * N +
                   64.0 * 32;
     double values = 1.25 * (L * layer + ends);

@@ -34,7 +34,7 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_optim_init(&r->opt, &r->model.params, c);
     int B = c->train.batch_size, T = c->data.seq_len;
     tt_step_sizes sz = tt_step_sizes_for(be, B, T, mc.d_model, mc.d_ff, mc.n_heads,
-                                         mc.n_layers, mc.n_out);
+                                         mc.n_layers, mc.n_out, mc.activation == TT_ACT_GELU);
     tt_arena_init(&r->arena, "step", c->device, sz.values);
     tt_arena_init(&r->meta, "tape", TT_CPU, sz.tape);
     tt_heap_init(&r->grads, "gradients", c->device, sz.grads, sz.grad_blocks);

@@ -55,10 +55,10 @@ typedef struct tt_step_sizes {
     size_t tape;     /* the meta arena: vars and nodes */
 } tt_step_sizes;
 /* B batch rows, T sequence length, d = d_model, n_out = the head's outputs (vocabulary or
- * classes), on the device of `be` (its attention scratch). The formulas and their margins are
- * explained in memory.c. */
+ * classes), gelu the FFN's activation (else ReLU, fused with its dropout), on the device of
+ * `be` (its attention scratch). The formulas and their margins are explained in memory.c. */
 tt_step_sizes tt_step_sizes_for(const tt_backend *be, int B, int T, int d, int d_ff,
-                                int n_heads, int n_layers, int n_out);
+                                int n_heads, int n_layers, int n_out, bool gelu);
 
 /* Everything but the config and data: model, optimizer, arenas, batch; 0 or -1 with err. */
 int tt_run_init(tt_run *r, char *err, size_t errlen);
