@@ -148,11 +148,20 @@ viewer-check:
 VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
 	@$(MAKE) --no-print-directory runners $(TRAIN)
+	@$(MAKE) --no-print-directory header-check
 	$(CHECK32)
 	$(CHECK64)
 	@rm -rf $(VIEW_CHECK)
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
 	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
+
+# header-check: the headers a CUDA file includes compile as C++ with C linkage, and philox.h
+# in a __global__ kernel when nvcc is there (tests/cxx/check.sh; either part is skipped with a
+# line when its compiler is absent). Only this target calls nvcc, never the default one.
+NVCC ?= nvcc
+.PHONY: header-check
+header-check:
+	@tests/cxx/check.sh $(CXX) $(NVCC)
 
 # bench: the matmul op, then a full training step against PyTorch (bench/README.md).
 bench: deps-ok

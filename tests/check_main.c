@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+Suite *attention_ref_suite(void); /* tests/test_attention_ref.c */
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -22,6 +24,7 @@ int main(int argc, char **argv)
         {"safetensors", safetensors_suite},
         {"safetensors_read", safetensors_read_suite},
         {"attention", attention_suite},
+        {"attention_ref", attention_ref_suite},
         {"nn", nn_suite},
         {"parity", parity_suite},
         {"config", config_suite},

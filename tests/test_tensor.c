@@ -1,5 +1,10 @@
-/* test_tensor.c: shapes, tensor views, the step arena and the counter-based RNG. */
+/* test_tensor.c: shapes, tensor views, the step arena and the counter-based RNG, with the
+ * header-only Philox core (tensor/philox.h, what device kernels will call) against known answers
+ * and against the CPU dropout masks. */
 #include "testutil.h"
+
+#include "tensor/cpu/cpu.h"
+#include "tensor/philox.h"
 
 #include <math.h>
 #include <signal.h>
@@ -119,6 +124,119 @@ START_TEST(test_philox_known_answers)
 }
 END_TEST
 
+/* The same vectors through the core's key schedule: seed is the key, the block index the low
+ * counter words, the stream the high ones; and word by word for a block index below 2^62. */
+START_TEST(test_philox_core_known_answers)
+{
+    static const struct {
+        uint64_t seed, stream, b;
+        uint32_t out[4];
+    } kat[] = {
+        {0, 0, 0, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+        {~0ull, ~0ull, ~0ull, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+        {0x299f31d0a4093822ull, 0x0370734413198a2eull, 0x85a308d3243f6a88ull,
+         {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+    };
+    for (size_t i = 0; i < sizeof kat / sizeof kat[0]; i++) {
+        uint32_t out[4];
+        tt_philox_block(kat[i].seed, kat[i].stream, kat[i].b, out);
+        for (int j = 0; j < 4; j++)
+            ck_assert_msg(out[j] == kat[i].out[j], "vector %zu word %d: got %08x want %08x", i, j,
+                          out[j], kat[i].out[j]);
+    }
+    for (int j = 0; j < 4; j++) ck_assert_uint_eq(tt_philox_word(0, 0, (uint64_t)j), kat[0].out[j]);
+    /* ten rounds by hand, the key bumped by the Weyl constants between them */
+    uint32_t c[4] = {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344};
+    uint32_t k0 = 0xa4093822, k1 = 0x299f31d0;
+    for (int round = 0; round < 10; round++, k0 += TT_PHILOX_W0, k1 += TT_PHILOX_W1)
+        tt_philox_round(c, k0, k1);
+    ck_assert(memcmp(c, kat[2].out, sizeof c) == 0);
+    /* the host API is the core: words, and uniforms of their top 24 bits */
+    for (uint64_t e = 0; e < 4096; e += 37) {
+        uint32_t w = tt_philox_word(7, 3, e + (1ull << 33));
+        ck_assert_uint_eq(tt_rng_word(7, 3, e + (1ull << 33)), w);
+        ck_assert(tt_rng_word_uniform(w) == (real)((double)(w >> 8) / 16777216.0));
+    }
+}
+END_TEST
+
+/* The uniform's ends, and the keep threshold: ceil(p 2^24) without libm, so that
+ * keep(w, threshold(p)) is uniform(w) >= p for every 24-bit value, float and double p alike. */
+START_TEST(test_philox_core_uniform_and_threshold)
+{
+    ck_assert(tt_philox_uniform(0) == 0.0);
+    ck_assert(tt_philox_uniform(0xff) == 0.0); /* the low 8 bits are dropped */
+    ck_assert(tt_philox_uniform(0x100) == 1.0 / 16777216.0);
+    ck_assert(tt_philox_uniform(0xffffffffu) == 1.0 - 1.0 / 16777216.0);
+    ck_assert(tt_philox_uniform_pos(0) == 1.0 / 16777216.0);
+    ck_assert(tt_philox_uniform_pos(0xffffffffu) == 1.0);
+    const double eps24 = 1.0 / 16777216.0;
+    const struct {
+        double p;
+        uint32_t thr;
+    } cases[] = {{-0.5, 0},
+                 {0, 0},
+                 {1e-30, 1},
+                 {eps24, 1},
+                 {eps24 * 1.5, 2},
+                 {0.5, 1u << 23},
+                 {0.5 + eps24 / 4, (1u << 23) + 1},
+                 {(double)0.3f, (uint32_t)ceil((double)0.3f * 16777216.0)},
+                 {1.0 - eps24, (1u << 24) - 1},
+                 {1.0, 1u << 24},
+                 {2.0, (1u << 24) + 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg(tt_philox_keep_threshold(cases[i].p) == cases[i].thr,
+                      "p %.17g: got %u want %u", cases[i].p, tt_philox_keep_threshold(cases[i].p),
+                      cases[i].thr);
+    const double ps[] = {0.1, (double)0.1f, 0.3, (double)0.3f, 0.5, 1.0 / 3, (double)(1.0f / 3)};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        uint32_t thr = tt_philox_keep_threshold(ps[i]);
+        for (uint32_t bits = thr - 3; bits <= thr + 3; bits++) {
+            uint32_t w = (bits << 8) | 0xa5;
+            ck_assert_int_eq(tt_philox_keep(w, thr), tt_philox_uniform(w) >= ps[i]);
+        }
+    }
+}
+END_TEST
+
+/* The core's keep bits, one element at a time as a device thread computes them, equal the CPU
+ * dropout masks (AVX2 blocks between a scalar head and tail) for a few (seed, stream, counter),
+ * and tt_cpu_keep_mask from odd first elements. */
+START_TEST(test_philox_core_keep_equals_cpu_masks)
+{
+    enum { N = 1003 };
+    const uint64_t seeds[] = {0, 42, 0x0123456789abcdefull}, streams[] = {1, 5, 1ull << 40};
+    const int64_t skips[] = {0, 1000, 0xfffffffcll};
+    const real ps[] = {R(0.1), R(0.3), R(0.5)};
+    real *x = tt_test_alloc(N), *y = tt_test_alloc(N);
+    uint8_t mask[N];
+    tt_test_normal(x, N, 3);
+    for (int s = 0; s < 3; s++) {
+        tt_rng r;
+        tt_rng_init(&r, seeds[s], streams[s]);
+        tt_rng_take(&r, skips[s]);
+        tt_rng at = tt_rng_take(&r, N);
+        uint32_t thr = tt_philox_keep_threshold((double)ps[s]);
+        tt_cpu_dropout_forward(y, mask, x, ps[s], at, N);
+        for (int64_t e = 0; e < N; e++) {
+            uint32_t w = tt_philox_word(at.seed, at.stream, at.counter + (uint64_t)e);
+            ck_assert_msg(mask[e] == tt_philox_keep(w, thr), "seed %d element %lld", s,
+                          (long long)e);
+        }
+        for (int64_t first = 1; first < 40; first += 7) {
+            tt_cpu_keep_mask(mask, &at, first, N - first, ps[s]);
+            for (int64_t e = 0; e < N - first; e++) {
+                uint32_t w = tt_philox_word(at.seed, at.stream, at.counter + (uint64_t)(first + e));
+                ck_assert_msg(mask[e] == tt_philox_keep(w, thr), "seed %d first %lld element %lld",
+                              s, (long long)first, (long long)e);
+            }
+        }
+    }
+    free(x), free(y);
+}
+END_TEST
+
 START_TEST(test_rng_deterministic_and_keyed)
 {
     enum { N = 1001 };
@@ -226,6 +344,9 @@ Suite *tensor_suite(void)
 
     tc = tcase_create("rng");
     tcase_add_test(tc, test_philox_known_answers);
+    tcase_add_test(tc, test_philox_core_known_answers);
+    tcase_add_test(tc, test_philox_core_uniform_and_threshold);
+    tcase_add_test(tc, test_philox_core_keep_equals_cpu_masks);
     tcase_add_test(tc, test_rng_deterministic_and_keyed);
     tcase_add_test(tc, test_rng_independent_of_split);
     tcase_add_test(tc, test_rng_distributions);

@@ -7,6 +7,10 @@
 
 #include "tensor/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TT_ARENA_ALIGN 64
 
 typedef struct tt_arena {
@@ -27,5 +31,9 @@ void *tt_arena_alloc(tt_arena *a, size_t bytes);
 tt_tensor tt_arena_tensor(tt_arena *a, tt_shape s, tt_dtype dt);
 /* Forgets every allocation; the high-water mark is kept. */
 void tt_arena_reset(tt_arena *a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__GNUC__)
 #define TT_NORETURN __attribute__((noreturn))
 #define TT_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -66,5 +70,9 @@ double tt_median(double *v, int n);
 /* User-input errors (mechanism 2 of STYLE.md): format the message into err (when err is not NULL
  * and errlen > 0) and return -1, so a caller writes `return tt_errorf(err, errlen, ...)`. */
 int tt_errorf(char *err, size_t errlen, const char *fmt, ...) TT_PRINTF(3, 4);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "tensor/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TT_HEAP_ALIGN 64
 
 typedef struct tt_heap_block {
@@ -40,5 +44,9 @@ void *tt_heap_alloc(tt_heap *h, size_t bytes);
 void tt_heap_free(tt_heap *h, void *p);
 /* Forgets every block at once; the high-water marks are kept. */
 void tt_heap_reset(tt_heap *h);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

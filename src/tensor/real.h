@@ -9,6 +9,10 @@
 
 #include <math.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #ifdef TT_DOUBLE
 typedef double real;
 #define TT_REAL_NAME "f64"
@@ -29,5 +33,9 @@ typedef float real;
 
 #define R(x) ((real)(x))
 #define R_INF ((real)INFINITY)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,42 +1,6 @@
-/* rng.c: Philox4x32-10 and the draws built on it (see rng.h).
- * Philox: 10 rounds of two 32x32->64 multiplies, key bumped by the Weyl constants each round. */
+/* rng.c: the host cursor and fills over the Philox core of philox.h (see rng.h), and the AVX2
+ * keep masks: 8 or 16 blocks side by side, their own vector rounds giving the core's bits. */
 #include "tensor/rng.h"
-
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
-
-void tt_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4])
-{
-    uint32_t k0 = key[0], k1 = key[1];
-    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)PHILOX_M0 * c0;
-        uint64_t p1 = (uint64_t)PHILOX_M1 * c2;
-        uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
-        uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
-        k0 += PHILOX_W0;
-        k1 += PHILOX_W1;
-    }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
-}
-
-/* Block b of (seed, stream): counter = (b low, b high, stream low, stream high), key = seed. */
-static void block(uint64_t seed, uint64_t stream, uint64_t b, uint32_t out[4])
-{
-    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-    const uint32_t ctr[4] = {(uint32_t)b, (uint32_t)(b >> 32), (uint32_t)stream,
-                             (uint32_t)(stream >> 32)};
-    tt_philox4x32(key, ctr, out);
-}
 
 void tt_rng_init(tt_rng *r, uint64_t seed, uint64_t stream)
 {
@@ -45,12 +9,11 @@ void tt_rng_init(tt_rng *r, uint64_t seed, uint64_t stream)
 
 uint32_t tt_rng_word(uint64_t seed, uint64_t stream, uint64_t e)
 {
-    uint32_t w[4];
-    block(seed, stream, e >> 2, w);
-    return w[e & 3];
+    return tt_philox_word(seed, stream, e);
 }
 
-real tt_rng_word_uniform(uint32_t w) { return (real)(w >> 8) * R(1.0 / 16777216.0); }
+/* exact in float32: 24 bits */
+real tt_rng_word_uniform(uint32_t w) { return (real)tt_philox_uniform(w); }
 
 tt_rng tt_rng_take(tt_rng *r, int64_t n)
 {
@@ -70,7 +33,7 @@ void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4])
     TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_uniform4_at: counter %llu not a multiple of 4",
                   (unsigned long long)at->counter);
     uint32_t w[4];
-    block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)j, w);
+    tt_philox_block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)j, w);
     for (int k = 0; k < 4; k++) out[k] = tt_rng_word_uniform(w[k]);
 }
 
@@ -88,15 +51,18 @@ __attribute__((target("avx2"))) static inline void mul_hi_lo(__m256i a, __m256i 
     *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
 
-/* G groups of 8 blocks with AVX2 intrinsics (group g: blocks b0 + 8g .. b0 + 8g + 7); the
- * groups' rounds interleave, so with G = 2 the multiplies of one hide the latency of the
- * other's. c[g][k] lane i is word k of block b0 + 8g + i. About 4x (G = 1) and 5x (G = 2)
- * the portable loop's speed under GCC 12. */
+/* tt_philox_block of G groups of 8 blocks with AVX2 intrinsics (group g: blocks b0 + 8g ..
+ * b0 + 8g + 7): the core's key schedule and rounds, lane by lane (tests/test_pool.c checks the
+ * bits against it). The groups' rounds interleave, so with G = 2 the multiplies of one hide
+ * the latency of the other's. c[g][k] lane i is word k of block b0 + 8g + i. About 4x (G = 1)
+ * and 5x (G = 2) the portable loop's speed under GCC 12. */
 __attribute__((target("avx2"), always_inline)) static inline void
 philox_avx2_regs(uint64_t b0, uint64_t seed, uint64_t stream, int G, __m256i c[][4])
 {
-    const __m256i m0 = _mm256_set1_epi32((int)PHILOX_M0), m1 = _mm256_set1_epi32((int)PHILOX_M1);
-    const __m256i w0 = _mm256_set1_epi32((int)PHILOX_W0), w1 = _mm256_set1_epi32((int)PHILOX_W1);
+    const __m256i m0 = _mm256_set1_epi32((int)TT_PHILOX_M0);
+    const __m256i m1 = _mm256_set1_epi32((int)TT_PHILOX_M1);
+    const __m256i w0 = _mm256_set1_epi32((int)TT_PHILOX_W0);
+    const __m256i w1 = _mm256_set1_epi32((int)TT_PHILOX_W1);
     for (int g = 0; g < G; g++) {
         uint32_t lo[8], hi[8];
         for (int i = 0; i < 8; i++) {
@@ -188,8 +154,8 @@ void tt_rng_keep_at(const tt_rng *at, int64_t j, uint32_t thr, int64_t n32, uint
 #endif
     uint32_t w[4];
     for (int64_t b = 0; b < 8 * n32; b++) { /* one block at a time */
-        block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)(j + b), w);
-        for (int k = 0; k < 4; k++) keep[4 * b + k] = (w[k] >> 8) >= thr;
+        tt_philox_block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)(j + b), w);
+        for (int k = 0; k < 4; k++) keep[4 * b + k] = (uint8_t)tt_philox_keep(w[k], thr);
     }
 }
 
@@ -198,10 +164,8 @@ real tt_rng_normal_at(const tt_rng *at, int64_t e)
     /* Elements 2j and 2j+1 share the word pair (2j, 2j+1): cos and sin branches of one
      * Box-Muller draw. u1 in (0,1] so the log is finite. Computed in double for both builds. */
     uint64_t base = at->counter + ((uint64_t)e & ~(uint64_t)1);
-    uint32_t w1 = tt_rng_word(at->seed, at->stream, base);
-    uint32_t w2 = tt_rng_word(at->seed, at->stream, base + 1);
-    double u1 = ((double)(w1 >> 8) + 1.0) / 16777216.0;
-    double u2 = (double)(w2 >> 8) / 16777216.0;
+    double u1 = tt_philox_uniform_pos(tt_philox_word(at->seed, at->stream, base));
+    double u2 = tt_philox_uniform(tt_philox_word(at->seed, at->stream, base + 1));
     double radius = sqrt(-2.0 * log(u1));
     double angle = 6.283185307179586 * u2;
     return (real)((e & 1) ? radius * sin(angle) : radius * cos(angle));

@@ -4,12 +4,18 @@
  * how many threads fill the array, on the backend, or on the precision of the build (uniforms
  * have 24 bits, exactly representable in float32 and float64). A tt_rng is the cursor:
  * each draw of n elements advances the counter by n rounded up to a multiple of 4, so a draw
- * always starts on a fresh Philox block. */
+ * always starts on a fresh Philox block. The bits come from tensor/philox.h, which a device
+ * kernel includes to draw the same ones. */
 #ifndef TT_RNG_H
 #define TT_RNG_H
 
 #include "tensor/real.h"
 #include "tensor/common.h"
+#include "tensor/philox.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct tt_rng {
     uint64_t seed;
@@ -18,9 +24,6 @@ typedef struct tt_rng {
 } tt_rng;
 
 void tt_rng_init(tt_rng *r, uint64_t seed, uint64_t stream);
-
-/* One Philox4x32-10 block: 4 random words for (key, counter). */
-void tt_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]);
 
 /* Raw word e of the sequence (seed, stream), independent of any cursor. */
 uint32_t tt_rng_word(uint64_t seed, uint64_t stream, uint64_t e);
@@ -46,10 +49,14 @@ void tt_rng_uniform4_at(const tt_rng *at, int64_t j, real out[4]);
 /* Dropout keep masks 32 elements (8 Philox blocks) at a time: AVX2 where the CPU has it, 16
  * blocks side by side, else one block at a time. */
 #define TT_RNG_LANES 8
-/* keep[e] = (word >> 8) >= thr, 1 or 0, for the 32 * n32 elements from 4j on. With
- * thr = ceil(p * 2^24) this is exactly uniform >= p: a dropout keep mask without a float. */
+/* keep[e] = tt_philox_keep(word, thr), 1 or 0, for the 32 * n32 elements from 4j on. With
+ * thr = tt_philox_keep_threshold(p) this is exactly uniform >= p: a keep mask without a float. */
 void tt_rng_keep_at(const tt_rng *at, int64_t j, uint32_t thr, int64_t n32, uint8_t *keep);
 /* Standard normal for element e of a draw that started at `at` (Box-Muller on word pairs). */
 real tt_rng_normal_at(const tt_rng *at, int64_t e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

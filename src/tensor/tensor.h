@@ -7,6 +7,10 @@
 #include "tensor/common.h"
 #include "tensor/real.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TT_MAX_DIMS 4
 
 typedef enum { TT_REAL, TT_I32 } tt_dtype;
@@ -48,5 +52,9 @@ int32_t *tt_i32(const tt_tensor *t);
 
 /* Aborts with both shapes unless a and b have the same shape; `what` names the op. */
 void tt_assert_same_shape(tt_shape a, tt_shape b, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

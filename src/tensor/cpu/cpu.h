@@ -5,6 +5,10 @@
 
 #include "tensor/backend.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Threading of the elementwise and row kernels (pool.h): ranges start on multiples of
  * TT_CPU_ALIGN elements (whole 4-element Philox blocks, whole cache lines) and hold at least
  * TT_CPU_GRAIN elements, about 5 us of work, so a small tensor stays on one thread. */
@@ -90,5 +94,9 @@ void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_
 void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
 double tt_cpu_sum_squares(const real *x, int64_t n);
 void tt_cpu_sum_backward(real *dinp, const real *dout, real s, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

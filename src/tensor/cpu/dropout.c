@@ -9,20 +9,25 @@
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 
-#include <math.h>
+/* keep bit of element e of the draw at `at`, through the Philox core: the scalar path, the
+ * per-element computation a device kernel makes */
+static inline uint8_t keep_one(const tt_rng *at, int64_t e, uint32_t thr)
+{
+    uint32_t w = tt_philox_word(at->seed, at->stream, at->counter + (uint64_t)e);
+    return (uint8_t)tt_philox_keep(w, thr);
+}
 
 void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p)
 {
-    /* uniform >= p  <=>  (word >> 8) >= p * 2^24 (exact: the uniform is (word >> 8) / 2^24)
-     * <=>  (word >> 8) >= ceil(p * 2^24): an integer compare, no conversion */
-    double t = ceil((double)p * 16777216.0);
-    uint32_t thr = t > 16777216.0 ? 16777217u : (uint32_t)t;
+    /* uniform >= p  <=>  (word >> 8) >= ceil(p * 2^24) (philox.h): an integer compare, with
+     * the same threshold in the scalar head and tail and in the AVX2 blocks between them */
+    uint32_t thr = tt_philox_keep_threshold((double)p);
     int64_t e = 0;
-    for (; (first + e) % 4 && e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
+    for (; (first + e) % 4 && e < n; e++) keep[e] = keep_one(at, first + e, thr);
     int64_t n32 = (n - e) / (4 * TT_RNG_LANES);
     tt_rng_keep_at(at, (first + e) / 4, thr, n32, keep + e);
     e += n32 * 4 * TT_RNG_LANES;
-    for (; e < n; e++) keep[e] = tt_rng_uniform_at(at, first + e) >= p;
+    for (; e < n; e++) keep[e] = keep_one(at, first + e, thr);
 }
 
 typedef struct drop {

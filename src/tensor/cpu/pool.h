@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TT_POOL_MAX 64
 
 /* Runs items [begin, end) on pool thread `tid` (0 = the caller, < tt_pool_threads()). */
@@ -44,5 +48,9 @@ void tt_pool_each(int64_t n, tt_pool_fn fn, void *ctx);
  * so a result does not depend on the thread count. fn returns the sum over [begin, end). */
 typedef double (*tt_pool_sum_fn)(void *ctx, int64_t begin, int64_t end);
 double tt_pool_sum(int64_t n, int64_t block, tt_pool_sum_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
