@@ -3,6 +3,7 @@
 #   make test          installs missing packages (make deps), builds and runs every Check suite
 #   make DEBUG=1 test  the same at -O0 with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one)
+#   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make deps          installs the Debian packages the build and tests need (as root)
 #   make clean
 # The library is compiled twice from the same sources: float32 (training) and float64

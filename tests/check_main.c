@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-Suite *attention_ref_suite(void); /* tests/test_attention_ref.c */
 
 int main(int argc, char **argv)
 {

@@ -21,7 +21,6 @@
 #define REF_TOL 1e-5
 #endif
 
-Suite *attention_ref_suite(void); /* listed in check_main.c */
 
 /* T = 1 has one key per row; HS = 1 one channel per head; 13 and 7 leave Philox blocks and AVX2
  * lanes unaligned across heads */

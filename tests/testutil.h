@@ -25,6 +25,7 @@ Suite *autograd_suite(void);
 Suite *safetensors_suite(void);
 Suite *safetensors_read_suite(void);
 Suite *attention_suite(void); /* fused scaled dot-product attention */
+Suite *attention_ref_suite(void); /* the fused attention against naive loops in double */
 Suite *nn_suite(void);        /* layers and the model */
 Suite *parity_suite(void);    /* the model against PyTorch's fixtures */
 Suite *config_suite(void);    /* config loading and validation */
