@@ -164,31 +164,6 @@ static void same_metrics(const char *a, const char *b)
     fclose(fb);
 }
 
-/* Two safetensors files hold the same tensors (names, dtypes, shapes, bytes) and, when given,
- * the same values of the metadata keys (the config differs: device and output.dir). */
-static void same_tensors(const char *a, const char *b, const char *const *meta)
-{
-    tt_st_file fa, fb;
-    char err[512];
-    ck_assert_msg(tt_st_load(&fa, a, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(tt_st_load(&fb, b, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(fa.n, fb.n);
-    for (int i = 0; i < fa.n; i++) {
-        const tt_st_entry *x = &fa.entries[i], *y = tt_st_find(&fb, x->name);
-        ck_assert_msg(y, "%s: no tensor %s", b, x->name);
-        ck_assert_int_eq(x->dtype, y->dtype);
-        ck_assert_int_eq(x->numel, y->numel);
-        ck_assert_msg(x->nbytes == y->nbytes && memcmp(x->data, y->data, x->nbytes) == 0,
-                      "tensor %s differs between %s and %s", x->name, a, b);
-    }
-    for (int k = 0; meta && meta[k]; k++) {
-        const char *ma = tt_st_meta(&fa, meta[k]), *mb = tt_st_meta(&fb, meta[k]);
-        ck_assert_msg(ma && mb && strcmp(ma, mb) == 0, "metadata %s differs", meta[k]);
-    }
-    tt_st_close(&fa);
-    tt_st_close(&fb);
-}
-
 static bool same_file(const char *a, const char *b)
 {
     char err[512];
@@ -223,7 +198,7 @@ START_TEST(test_tiny_trains_as_on_cpu)
                          0);
     same_metrics(path("cpu/metrics.jsonl"), path("guard/metrics.jsonl"));
     for (int e = 1; e <= 2; e++)
-        same_tensors(path("cpu/checkpoints/epoch_%03d.safetensors", e),
+        tt_test_same_tensors(path("cpu/checkpoints/epoch_%03d.safetensors", e),
                      path("guard/checkpoints/epoch_%03d.safetensors", e), CKPT_META);
     for (int e = 0; e <= 2; e++)
         ck_assert_msg(same_file(path("cpu/attention/epoch_%03d.json", e),
@@ -239,7 +214,7 @@ START_TEST(test_tiny_trains_as_on_cpu)
                          "train.epochs=2", "--resume",
                          path("guard/checkpoints/epoch_001.safetensors"), NULL),
                      0);
-    same_tensors(path("cpu/checkpoints/epoch_002.safetensors"),
+    tt_test_same_tensors(path("cpu/checkpoints/epoch_002.safetensors"),
                  path("resumed/checkpoints/epoch_002.safetensors"), CKPT_META);
 }
 END_TEST
@@ -252,7 +227,7 @@ START_TEST(test_dump_first_step_as_on_cpu)
         ck_assert_int_eq(run("configs/tiny.json", "--set", dev[d], "--dump-first-step",
                              path("%s", file[d]), NULL),
                          0);
-    same_tensors(path("cpu.st"), path("guard.st"), NULL);
+    tt_test_same_tensors(path("cpu.st"), path("guard.st"), NULL);
 }
 END_TEST
 

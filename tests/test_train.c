@@ -168,24 +168,12 @@ START_TEST(test_user_errors_exit_2)
 }
 END_TEST
 
-/* Every tensor of a checkpoint, as bytes, equal in a and b (metadata aside: the config names
- * different run folders). */
+/* Every tensor of a checkpoint, as bytes, equal in a and b, and the same step (the config in
+ * the metadata names different run folders). */
 static void same_tensors(const char *a, const char *b)
 {
-    tt_st_file fa, fb;
-    char err[512];
-    ck_assert_msg(tt_st_load(&fa, a, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(tt_st_load(&fb, b, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(fa.n, fb.n);
-    for (int i = 0; i < fa.n; i++) {
-        const tt_st_entry *x = &fa.entries[i], *y = tt_st_find(&fb, x->name);
-        ck_assert_msg(y && y->nbytes == x->nbytes, "%s: missing or resized", x->name);
-        ck_assert_msg(memcmp(x->data, y->data, x->nbytes) == 0, "%s differs between %s and %s",
-                      x->name, a, b);
-    }
-    ck_assert_str_eq(tt_st_meta(&fa, "step"), tt_st_meta(&fb, "step"));
-    tt_st_close(&fa);
-    tt_st_close(&fb);
+    static const char *const meta[] = {"step", NULL};
+    tt_test_same_tensors(a, b, meta);
 }
 
 /* metrics.jsonl without the timing field, from the first line whose epoch is >= from */

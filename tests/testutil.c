@@ -3,6 +3,8 @@
 
 #include "testutil.h"
 
+#include "tensor/safetensors.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -207,4 +209,29 @@ void tt_test_graph_free(tt_test_graph *t)
 {
     tt_arena_free(&t->data);
     tt_arena_free(&t->meta);
+}
+
+/* Two safetensors files hold the same tensors (names, dtypes, shapes, bytes) and, when given,
+ * the same values of the metadata keys listed in meta (NULL-terminated, or NULL). */
+void tt_test_same_tensors(const char *a, const char *b, const char *const *meta)
+{
+    tt_st_file fa, fb;
+    char err[512];
+    ck_assert_msg(tt_st_load(&fa, a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(tt_st_load(&fb, b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(fa.n, fb.n);
+    for (int i = 0; i < fa.n; i++) {
+        const tt_st_entry *x = &fa.entries[i], *y = tt_st_find(&fb, x->name);
+        ck_assert_msg(y, "%s: no tensor %s", b, x->name);
+        ck_assert_int_eq(x->dtype, y->dtype);
+        ck_assert_int_eq(x->numel, y->numel);
+        ck_assert_msg(x->nbytes == y->nbytes && memcmp(x->data, y->data, x->nbytes) == 0,
+                      "tensor %s differs between %s and %s", x->name, a, b);
+    }
+    for (int k = 0; meta && meta[k]; k++) {
+        const char *ma = tt_st_meta(&fa, meta[k]), *mb = tt_st_meta(&fb, meta[k]);
+        ck_assert_msg(ma && mb && strcmp(ma, mb) == 0, "metadata %s differs", meta[k]);
+    }
+    tt_st_close(&fa);
+    tt_st_close(&fb);
 }

@@ -95,6 +95,10 @@ void tt_test_mkdir(char *dir, size_t len);
  * followed); fails the test on any error but a path that does not exist. */
 void tt_test_rm_tree(const char *path);
 
+/* Two safetensors files hold the same tensors (names, dtypes, shapes, bytes), and the same
+ * values of the metadata keys in meta (NULL-terminated; NULL for none). */
+void tt_test_same_tensors(const char *a, const char *b, const char *const *meta);
+
 /* malloc'ed, never NULL; free with free() */
 real *tt_test_alloc(int64_t n);
 
