@@ -1,6 +1,6 @@
 /* bench_step.c: the time and memory of one full training step (zero grad, forward, loss,
  * backward, AdamW step; no clipping) of the tiny, small and medium configs, as ./train runs it
- * (src/train/trainer.c and loop.c): post-LN, ReLU, dropout 0.1 on embeddings, residuals, FFN
+ * (src/train/run/run.c and loop.c): post-LN, ReLU, dropout 0.1 on embeddings, residuals, FFN
  * and attention weights (what PyTorch 1.13's TransformerEncoderLayer does), sinusoidal
  * positions, random tokens and targets, no padding. One config per process, so that peak RSS
  * (getrusage ru_maxrss) is that config's: bench/run_step_bench.sh runs the three and PyTorch.

@@ -1,4 +1,4 @@
-/* test_config.c: loading the run configuration (src/train/config.c, config_json.c): defaults,
+/* test_config.c: loading the run configuration (src/train/config/config.c, config_json.c): defaults,
  * the defaults that depend on other keys, every field read from a full config, the round trip
  * through tt_config_to_json, and the --set overrides (the mistakes in them included). The
  * rejections of bad files are in test_config_errors.c. Configs are written into a fresh temporary

@@ -1,4 +1,4 @@
-/* test_config_errors.c: the mistakes tt_config_load rejects (src/train/config.c): every kind of
+/* test_config_errors.c: the mistakes tt_config_load rejects (src/train/config/config.c): every kind of
  * bad key or value, each one message naming the file, the JSON path and what is allowed; the data
  * files (missing, a directory, and paths resolved against the config's folder); unreadable and
  * invalid JSON files; and that a failed load leaves nothing allocated (the DEBUG build's

@@ -1,4 +1,4 @@
-/* test_optim.c: optimizers, clipping and schedules (train/optim.h). AdamW, SGD with momentum
+/* test_optim.c: optimizers, clipping and schedules (train/optim/optim.h). AdamW, SGD with momentum
  * 0.9 and plain SGD must follow PyTorch's own trajectories in tests/fixtures/optim.safetensors
  * (written by tests/make_optim_fixtures.py, whose docstring names every tensor) step by step,
  * parameters and optimizer state, to relative error 1e-12 in float64 and 1e-5 in float32;

@@ -1,4 +1,4 @@
-/* test_study.c: the scaling study's measurements (src/train/study.c) against the claims they
+/* test_study.c: the scaling study's measurements (src/train/study/measure.c) against the claims they
  * test, with the seed fixed: Var(q.k) = d_k unscaled and 1 scaled (within 5%, every d_k up to
  * 1024); softmax saturating without the scale and not with it; the gradient of the scores
  * vanishing without it; temperature sharpening and flattening; the CSV files parsing back;

@@ -1,5 +1,4 @@
-/* loop.c: the training loop of ./train and its run directory. Each
- * epoch: shuffle, steps (forward, loss, backward, clip, schedule, optimizer), a metrics line
+/* loop.c: the training loop of ./train and its run directory. Each epoch: shuffle, steps (forward, loss, backward, clip, schedule, optimizer), a metrics line
  * per output.log_every steps, validation, an evaluation line, a checkpoint when due. A loss
  * that is not finite stops the run before the optimizer touches the parameters. */
 #include "train/run/probes.h"

@@ -1,4 +1,4 @@
-/* attention_dump.c: the attention maps of the probe sentences (data.probes), before training
+/* probes.c: the attention maps of the probe sentences (data.probes), before training
  * and every output.attention_every epochs: an eval-mode forward (no dropout) of all probes as
  * one padded batch, each probe's [H, T, T] block of every layer cut out (padding keys have
  * weight 0, so its rows still sum to 1), written as RUN/attention/epoch_NNN.json (BertViz's

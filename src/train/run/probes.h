@@ -1,7 +1,7 @@
-/* attention_dump.h: the probe sentences' attention maps during a run (attention_dump.c) and
- * the entropy bookkeeping behind metrics.jsonl's attention_entropy. */
-#ifndef TT_ATTENTION_DUMP_H
-#define TT_ATTENTION_DUMP_H
+/* probes.h: the probe sentences' attention maps during a run (probes.c): an eval-mode forward
+ * of the model, the weights copied to the host, then written and rendered by report/. */
+#ifndef TT_PROBES_H
+#define TT_PROBES_H
 
 #include "train/report/render.h"
 #include "train/run/run.h"

@@ -2,6 +2,11 @@
  * (loop.c), evaluation, checkpoints (checkpoint.c), the first-step dump (dump.c) and the
  * step's memory plan (memory.c).
  *
+ * Device memory: the parameters, gradients, moments, step arena and gradient heap live on
+ * cfg.device; this layer reaches them only through the backend table (g.be) or the staging
+ * pair tt_params_to_host / tt_params_from_host (tensor/backend.h states the rule; the guard
+ * device enforces it in the tests). Everything else here (batch, order, pool) is host memory.
+ *
  * Status convention of all of src/train: a function that can fail on the user's input returns
  * 0, or -1 with err filled ("what, where, HINT"); only cli.c turns -1 into exit status 2.
  *
@@ -35,7 +40,7 @@ struct tt_run {
     tt_graph g;
     tt_batch batch;
     int *order;          /* the epoch's permutation of the training examples */
-    real *pool;          /* classify: [B,T] pooling weights */
+    real *pool;          /* classify: [B,T] pooling weights (host; copied in per batch) */
     int64_t step;        /* optimizer steps done */
     int epoch;           /* epochs done */
     int steps_per_epoch;
