@@ -1,9 +1,9 @@
 /* test_render.c: the renderers (train/report/render.h, maps.h): epoch files round-trip and
  * reject bad shapes and values with the file and JSON path; the heatmap SVG and the line plots
- * are well-formed XML with every cell, label and legend; index.html embeds exactly the epoch files and the whole of
- * viewer.html, .css and .js, loads nothing and carries the ready/error hooks; the terminal view
- * prints the expected shades; entropy and the most focused head. The browser check of
- * index.html is scripts/check_html.sh. */
+ * are well-formed XML with every cell, label and legend; index.html embeds exactly the epoch
+ * files and the whole of viewer.html, .css and .js, loads nothing and carries the ready/error
+ * hooks; the terminal view prints the expected shades; entropy and the most focused head. The
+ * browser check of index.html is scripts/check_html.sh. */
 #include "testutil.h"
 
 #include "train/report/render.h"
