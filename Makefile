@@ -4,6 +4,7 @@
 #   make DEBUG=1 test  the same at -O0 with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
+#   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
 #   make deps          installs the Debian packages the build and tests need (as root)
 #   make clean
 # The library is compiled twice from the same sources: float32 (training) and float64
@@ -11,7 +12,35 @@
 
 CC      ?= cc
 DEBUG   ?= 0
+CUDA    ?= 0
 PKGS    := openblas check libcjson
+
+# make CUDA=1: src/tensor/cuda/*.cu compiled by nvcc into both libraries (float32, float64),
+# cuBLAS and the CUDA runtime linked, TT_CUDA defined for the C sources; objects under their
+# own BUILD so that they never mix with the CPU build's. Without CUDA=1 nothing below is used
+# and nvcc is never asked for.
+ifeq ($(CUDA),1)
+  NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+  ifeq ($(NVCC),)
+    $(error make CUDA=1 needs nvcc, the CUDA Toolkit's compiler, and none was found. HINT: put \
+      the toolkit's bin/ on PATH (e.g. /usr/local/cuda/bin) or pass NVCC=/path/to/nvcc; plain \
+      `make` builds the CPU program without it)
+  endif
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+  ifeq ($(DEBUG),1)
+    BUILD ?= build/cuda-debug
+  else
+    BUILD ?= build/cuda
+  endif
+  # sm_80 (A100) and sm_90 (H100, H200) binaries, and sm_90 PTX for newer GPUs to compile.
+  GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+  NVFLAGS  = -std=c++20 -O3 -g -lineinfo $(GENCODE) -DTT_WITH_CUDA -Isrc -MMD -MP \
+             -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+  CUDA_DEF  := -DTT_WITH_CUDA -I$(CUDA_HOME)/include
+  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+  CU_SRC    := $(wildcard src/tensor/cuda/*.cu)
+endif
 
 ifeq ($(DEBUG),1)
   BUILD   ?= build/debug
@@ -32,18 +61,19 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdou
 # Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP $(PKG_CFLAGS)
-LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) -lm -pthread
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP \
+             $(PKG_CFLAGS) $(CUDA_DEF)
+LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) $(CUDA_LIBS) -lm -pthread
 
 # src/train/main.c is the program's main(); everything else is library (the tests drive the
 # program through tt_train_main, in process).
 LIB_SRC   := $(filter-out src/train/main.c,\
-               $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/tensor/guard/*.c src/autograd/*.c src/nn/*.c \
-                          src/train/*/*.c src/train/*.c))
+               $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/tensor/guard/*.c src/autograd/*.c \
+                          src/nn/*.c src/train/*/*.c src/train/*.c))
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
-obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+obj = $(patsubst %.cu,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
 LIB32 := $(BUILD)/libtt_f32.a
 LIB64 := $(BUILD)/libtt_f64.a
@@ -51,9 +81,12 @@ CHECK32 := $(BUILD)/check_f32
 CHECK64 := $(BUILD)/check_f64
 BENCH_MATMUL := $(BUILD)/bench_matmul
 BENCH_STEP := $(BUILD)/bench_step
-# ./train at the repository root (DESIGN.md section 6); other builds keep theirs in BUILD.
-ifeq ($(BUILD),build)
+# ./train at the repository root (DESIGN.md section 6), from the CPU or the CUDA build; other
+# builds keep theirs in BUILD. A stamp names the variant ./train was last linked as, so that
+# switching between `make` and `make CUDA=1` relinks it.
+ifneq ($(filter $(BUILD),build build/cuda),)
   TRAIN := train
+  TRAIN_STAMP := build/.train-$(if $(filter 1,$(CUDA)),cuda,cpu)
 else
   TRAIN := $(BUILD)/train
 endif
@@ -82,12 +115,22 @@ $(BUILD)/f64/%.o: %.c Makefile
 	@echo "  CC   $@"
 	@$(CC) $(CFLAGS_ALL) -DTT_DOUBLE -c $< -o $@
 
-$(LIB32): $(call obj,f32,$(LIB_SRC))
+$(BUILD)/f32/%.o: %.cu Makefile
+	@mkdir -p $(dir $@)
+	@echo "  NVCC $@"
+	@$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/f64/%.o: %.cu Makefile
+	@mkdir -p $(dir $@)
+	@echo "  NVCC $@"
+	@$(NVCC) $(NVFLAGS) -DTT_DOUBLE -c $< -o $@
+
+$(LIB32): $(call obj,f32,$(LIB_SRC) $(CU_SRC))
 	@rm -f $@
 	@echo "  AR   $@"
 	@ar rcs $@ $^
 
-$(LIB64): $(call obj,f64,$(LIB_SRC))
+$(LIB64): $(call obj,f64,$(LIB_SRC) $(CU_SRC))
 	@rm -f $@
 	@echo "  AR   $@"
 	@ar rcs $@ $^
@@ -100,9 +143,16 @@ $(CHECK64): $(call obj,f64,$(TEST_SRC)) $(LIB64)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-$(TRAIN): $(call obj,f32,src/train/main.c) $(LIB32)
+$(TRAIN): $(call obj,f32,src/train/main.c) $(LIB32) $(TRAIN_STAMP)
 	@echo "  LD   $@"
-	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+	@$(CC) $(OPT) -o $@ $(filter-out $(TRAIN_STAMP),$^) $(LDLIBS_ALL)
+
+ifdef TRAIN_STAMP
+$(TRAIN_STAMP):
+	@mkdir -p $(dir $@)
+	@rm -f build/.train-*
+	@touch $@
+endif
 
 $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 	@echo "  LD   $@"

@@ -151,7 +151,7 @@ START_TEST(test_cuda_device)
     tt_config c;
     tt_cfg_fx_init(&f);
     int rc = tt_cfg_load(&f, "{" TT_CFG_MIN ", 'device': 'cuda'}", NULL, 0, &c);
-#ifdef TT_CUDA
+#ifdef TT_WITH_CUDA
     tt_cfg_expect_ok(rc, &f);
     ck_assert_int_eq(c.device, TT_CUDA);
     tt_config_free(&c);

@@ -77,7 +77,7 @@ END_TEST
 START_TEST(test_missing_device_is_user_error)
 {
     char err[256] = "";
-#ifndef TT_CUDA
+#ifndef TT_WITH_CUDA
     ck_assert_ptr_null(tt_backend_open(TT_CUDA, err, sizeof err));
     ck_assert_msg(strstr(err, "device \"cuda\"") && strstr(err, "HINT: build with `make CUDA=1`"),
                   "%s", err);

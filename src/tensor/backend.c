@@ -3,6 +3,10 @@
  * src/tensor with --set device=guard). */
 #include "tensor/backend.h"
 
+#ifdef TT_WITH_CUDA
+#include "tensor/cuda/cuda.h"
+#endif
+
 #include <stdio.h>
 
 const char *tt_device_name(tt_device dev)
@@ -21,6 +25,9 @@ static const tt_backend *lookup(tt_device dev)
     switch (dev) {
     case TT_CPU: return &tt_cpu_backend;
     case TT_GUARD: return &tt_guard_backend;
+#ifdef TT_WITH_CUDA
+    case TT_CUDA: return &tt_cuda_backend;
+#endif
     default: return NULL;
     }
 }

@@ -350,13 +350,13 @@ static int check_rules(ctx *x)
 {
     tt_config *c = x->c;
     char src[TT_CONFIG_ERR];
-    int device = key_index(NULL, "device"), seq_len = key_index("data", "seq_len");
+    int seq_len = key_index("data", "seq_len");
     int max_len = key_index("model", "max_len"), d_model = key_index("model", "d_model");
     int n_heads = key_index("model", "n_heads"), causal = key_index("model", "causal");
     int task = key_index("data", "task");
-#ifndef TT_CUDA
+#ifndef TT_WITH_CUDA
     if (c->device == TT_CUDA)
-        return fail(x, source(x, device, -1, src, sizeof src), "device",
+        return fail(x, source(x, key_index(NULL, "device"), -1, src, sizeof src), "device",
                     "found \"cuda\"; this build has no CUDA (build with make CUDA=1)");
 #endif
     if (!x->val[max_len]) c->model.max_len = c->data.seq_len;

@@ -1,0 +1,122 @@
+/* cuda.h: the CUDA backend (make CUDA=1 only): one launcher per slot of tt_backend, with the
+ * slot's exact contract (tensor/backend.h: outputs first, backward kernels ADD into gradients,
+ * any gradient output may be NULL where the table says so), every pointer a device pointer.
+ * Each launcher queues its kernels on tt_cuda_stream() and returns without synchronising: the
+ * host waits only where a value comes back (to_host, sum_squares). Reductions are
+ * deterministic: a fixed tree per block and blocks combined in a fixed order, never float
+ * atomics, so two runs with one seed give the same bits. The math the CPU and the GPU share
+ * (Philox, GELU, the optimizers' updates) is written once (tensor/philox.h,
+ * tensor/kernel_math.h) and compiled for both.
+ *
+ * Included by .cu files (C++) and by backend.c (C): the guard keeps C linkage on both sides. */
+#ifndef TT_CUDA_H
+#define TT_CUDA_H
+
+#include "tensor/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The CUDA table (backend.cu). */
+extern const tt_backend tt_cuda_backend;
+
+/* Stop with the call, file, line and CUDA's message on any error (STYLE.md, errors 3). */
+#define TT_CUDA_CHECK(call)                                                                    \
+    do {                                                                                       \
+        int tt_cuda_rc_ = (int)(call);                                                         \
+        if (tt_cuda_rc_) tt_cuda_fatal(#call, tt_cuda_rc_, __FILE__, __LINE__);                \
+    } while (0)
+#define TT_CUBLAS_CHECK(call)                                                                  \
+    do {                                                                                       \
+        int tt_cublas_rc_ = (int)(call);                                                       \
+        if (tt_cublas_rc_) tt_cublas_fatal(#call, tt_cublas_rc_, __FILE__, __LINE__);          \
+    } while (0)
+TT_NORETURN void tt_cuda_fatal(const char *call, int rc, const char *file, int line);
+TT_NORETURN void tt_cublas_fatal(const char *call, int rc, const char *file, int line);
+
+/* The stream every kernel of the backend runs on (an opaque cudaStream_t, as void * so that C
+ * callers need no CUDA header). */
+void *tt_cuda_stream(void);
+
+/* Launch geometry: blocks of TT_CUDA_THREADS threads, enough to cover n with one element each,
+ * capped (kernels loop with a grid stride past the cap). */
+#define TT_CUDA_THREADS 256
+#define TT_CUDA_MAX_BLOCKS 65535
+static inline unsigned tt_cuda_blocks(int64_t n)
+{
+    int64_t b = (n + TT_CUDA_THREADS - 1) / TT_CUDA_THREADS;
+    return (unsigned)(b < 1 ? 1 : b > TT_CUDA_MAX_BLOCKS ? TT_CUDA_MAX_BLOCKS : b);
+}
+
+void tt_cuda_fill(real *x, real value, int64_t n);
+void tt_cuda_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
+                  int64_t sC, int batch);
+void tt_cuda_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db,
+                             const real *dy, int64_t N, int C);
+
+void tt_cuda_axpy(real *y, real alpha, const real *x, int64_t n);
+void tt_cuda_add_forward(real *out, const real *a, const real *b, int64_t n);
+void tt_cuda_scale_forward(real *out, const real *inp, real s, int64_t n);
+void tt_cuda_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C);
+void tt_cuda_bias_backward(real *dbias, const real *dout, int64_t N, int C);
+void tt_cuda_mul_forward(real *out, const real *a, const real *b, int64_t n);
+void tt_cuda_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
+                          int64_t n);
+
+void tt_cuda_relu_forward(real *out, const real *inp, int64_t n);
+void tt_cuda_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
+void tt_cuda_gelu_forward(real *out, const real *inp, int64_t n);
+void tt_cuda_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
+
+void tt_cuda_softmax_forward(real *out, const real *inp, int64_t N, int C);
+void tt_cuda_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C);
+
+void tt_cuda_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
+                               const real *weight, const real *bias, int64_t N, int C, real eps);
+void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
+                                const real *inp, const real *weight, const real *mean,
+                                const real *rstd, int64_t N, int C);
+
+void tt_cuda_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
+                               int C, int V);
+void tt_cuda_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
+                                int C);
+
+void tt_cuda_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                             int64_t n);
+void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
+                              int64_t n);
+void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
+void tt_cuda_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
+                                   bool acc);
+void tt_cuda_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
+                                 int64_t n);
+
+void tt_cuda_crossentropy_forward(real *loss, real *lse, const real *logits,
+                                  const int32_t *targets, int64_t N, int V);
+void tt_cuda_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
+                                   const real *lse, const int32_t *targets, int64_t N, int V);
+
+void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                               const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
+                               real *scratch);
+size_t tt_cuda_attention_scratch(const tt_attn_desc *a, bool backward);
+void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
+                                const uint8_t *keep, const real *q, const real *k, const real *v,
+                                const tt_attn_desc *a, real *scratch);
+
+void tt_cuda_sum_forward(real *out, const real *inp, int64_t n);
+
+void tt_cuda_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
+                        int64_t n);
+void tt_cuda_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
+double tt_cuda_sum_squares(const real *x, int64_t n);
+void tt_cuda_sum_backward(real *dinp, const real *dout, real s, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
