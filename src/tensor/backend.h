@@ -83,6 +83,9 @@ typedef struct tt_backend {
     /* threads for the kernels and the BLAS; 0 means all cores */
     void (*set_threads)(int n);
     int (*get_threads)(void);
+    /* PyTorch's matmul precision: high lets gemms use TF32 tensor cores (GPUs); highest keeps
+     * float32 (the default). A device without such a mode ignores it. */
+    void (*set_matmul_precision)(bool high);
 
     /* C = alpha * op(A) op(B) + beta * C, row-major, op(X) = X^T when tX; repeated `batch`
      * times with element strides sA, sB, sC between the matrices (stride 0 = shared).

@@ -46,6 +46,9 @@ static void cpu_fill(real *x, real value, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, fill_range, &(fill_args){.x = x, .value = value});
 }
 
+/* OpenBLAS's sgemm has no lower-precision mode: float32 throughout */
+static void cpu_set_matmul_precision(bool high) { (void)high; }
+
 static int cpu_available(char *err, size_t errlen)
 {
     (void)err, (void)errlen;
@@ -64,6 +67,7 @@ const tt_backend tt_cpu_backend = {
     .fill = cpu_fill,
     .set_threads = tt_cpu_set_threads,
     .get_threads = tt_cpu_get_threads,
+    .set_matmul_precision = cpu_set_matmul_precision,
     .gemm = tt_cpu_gemm,
     .linear_backward = tt_cpu_linear_backward,
     .axpy = tt_cpu_axpy,

@@ -95,6 +95,15 @@ static void cuda_from_host(void *dst, const void *src, size_t bytes)
 static void cuda_set_threads(int n) { (void)n; }
 static int cuda_get_threads(void) { return 1; }
 
+/* "high": cuBLAS may round float32 gemm inputs to TF32 on tensor cores (PyTorch's
+ * torch.backends.cuda.matmul.allow_tf32); "highest": pedantic float32. float64 is unaffected. */
+static void cuda_set_matmul_precision(bool high)
+{
+    ensure_init();
+    TT_CUBLAS_CHECK(cublasSetMathMode(blas, high ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                 : CUBLAS_PEDANTIC_MATH));
+}
+
 __global__ void fill_kernel(real *x, real value, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -153,6 +162,7 @@ extern "C" const tt_backend tt_cuda_backend = {
     .fill = tt_cuda_fill,
     .set_threads = cuda_set_threads,
     .get_threads = cuda_get_threads,
+    .set_matmul_precision = cuda_set_matmul_precision,
     .gemm = tt_cuda_gemm,
     .linear_backward = tt_cuda_linear_backward,
     .axpy = tt_cuda_axpy,

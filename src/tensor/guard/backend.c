@@ -126,6 +126,7 @@ static void guard_free(void *p)
 }
 
 static void guard_set_threads(int n) { tt_cpu_set_threads(n); }
+static void guard_set_matmul_precision(bool high) { tt_cpu_backend.set_matmul_precision(high); }
 static int guard_get_threads(void) { return tt_cpu_get_threads(); }
 
 /* sizes only: no memory is touched */
@@ -355,6 +356,7 @@ const tt_backend tt_guard_backend = {
     .free = guard_free,
     .set_threads = guard_set_threads,
     .get_threads = guard_get_threads,
+    .set_matmul_precision = guard_set_matmul_precision,
     .attention_scratch = guard_attention_scratch,
     .sum_squares = guard_sum_squares,
     .zero = g_zero,

@@ -24,6 +24,8 @@ typedef struct tt_config {
     int64_t seed;              /* default 0; 0 <= seed < 2^53 */
     tt_device device; /* "cpu" (default) | "cuda" (only in a CUDA build) | "guard" (tests) */
     int threads;               /* default 0 = all cores */
+    bool matmul_high; /* "matmul_precision": "highest" (default, float32) | "high" (TF32 tensor
+                         cores on GPUs; the CPU ignores it) */
     struct {
         tt_task task;                 /* required */
         char train[TT_CONFIG_PATH];   /* default "train.txt", resolved against dir, must exist */

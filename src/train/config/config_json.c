@@ -31,6 +31,7 @@ const tt_config_key tt_config_keys[] = {
     {NULL, "seed", T_I64, F(seed), .lo = 0, .hi = 9007199254740991.0 /* 2^53 - 1 */},
     ENUM(NULL, "device", device, "cpu", "cuda", "guard"),
     INT(NULL, "threads", threads, 0, 0),
+    ENUM(NULL, "matmul_precision", matmul_high, "highest", "high"),
     {"data", "task", T_ENUM, F(data.task), .names = {"tag", "classify", "mlm", "lm"},
      .flags = REQUIRED},
     PATH("data", "train", data.train, "train.txt"),

@@ -149,6 +149,9 @@ void tt_run_describe(const tt_run *r)
     printf("\nmodel: %d layers, d_model %d, %d heads, d_ff %d, %s-LN, %lld parameters\n",
            c->model.n_layers, c->model.d_model, c->model.n_heads, c->model.d_ff,
            c->model.pre_norm ? "pre" : "post", (long long)r->model.params.numel);
+    if (c->matmul_high && c->device != TT_CUDA)
+        printf("note: matmul_precision \"high\" has no effect on the %s (float32 throughout)\n",
+               tt_device_name(c->device));
     for (int i = 0; i < c->data.n_probes; i++) {
         int n = tt_tokenize(&d->words, c->data.probes[i], NULL, 0);
         if (n > c->data.seq_len)

@@ -28,6 +28,7 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     const tt_backend *be = tt_backend_open(c->device, err, errlen);
     if (!be) return -1;
     be->set_threads(c->threads);
+    be->set_matmul_precision(c->matmul_high);
     tt_model_config mc = model_config(c, &r->data);
     tt_model_init(&r->model, &mc, c->device);
     tt_model_reset(&r->model, (uint64_t)c->seed);
