@@ -1,0 +1,461 @@
+/* cuda/attention.cu: fused scaled dot-product attention, the math of cpu/attention.c per (b, h):
+ *   S = scale Q K^T masked to -inf, P = softmax(S) (all-masked row: 0)   saved: att = P, keep
+ *   O = D V, D = P keep / (1-p);  backward: dP = dO V^T keep / (1-p), dS = P (dP - rowsum(dP P)),
+ *   dQ += scale dS K, dK += scale dS^T Q, dV += D^T dO.
+ * A block owns 32 rows of one head: query rows in forward_kernel and dq_kernel, which keep
+ * their (32, T) score rows in shared memory; key rows in dkv_kernel, which reads the dS that
+ * dq_kernel left in the scratch. Every product is one 4 x 2 register tile per thread over
+ * shared tiles (tile_mac); every sum runs in a fixed order, and there are no atomics. */
+#include "tensor/cuda/cuda.h"
+
+#include <cuda_runtime.h>
+
+/* A block is 8 warps over ROWS rows, RW per warp; a lane holds rows 4w..4w+3 times columns
+ * lane and lane + 32 of a CT-wide column tile; reductions go through chunks of KC staged in
+ * shared memory. TILE_REALS holds the largest staging: A (ROWS,KC+1) and B (CT,KC+1) tiles. */
+#define THREADS 256
+#define ROWS 32
+#define RW 4
+#define CW 2
+#define CT (32 * CW)
+#define KC 32
+#define TILE_REALS ((ROWS + CT) * (KC + 1))
+
+TT_HD static inline int imin(int x, int y) { return x < y ? x : y; }
+
+/* offset of row 0 of head h of batch b in a (B, T, ld) tensor */
+static __device__ __forceinline__ int64_t head_at(int ld, int T, int b, int h, int HS)
+{
+    return (int64_t)b * T * ld + (int64_t)h * HS;
+}
+
+/* The dropout mask's Philox element: keep (b, h, i, j) is element ((b NH + h) T + i) T + j of
+ * the draw at `at`, i.e. word e % 4 of Philox block e / 4 of (seed, stream) with
+ * e = at.counter + that index, exactly as cpu/attention.c's tt_cpu_keep_mask(keep, &at,
+ * bh T T, T T, p) and tests/test_attention_ref.c's check_keep see it. */
+TT_HD static inline uint64_t keep_element(const tt_rng *at, int64_t bh, int T, int i, int j)
+{
+    return at->counter + (uint64_t)(((bh * T + i) * (int64_t)T) + j);
+}
+
+/* xor butterflies: a fixed tree, and every lane ends with the same bits (a + b == b + a) */
+static __device__ __forceinline__ real warp_sum(real x)
+{
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+static __device__ __forceinline__ real warp_max(real x)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        real y = __shfl_xor_sync(0xffffffffu, x, o);
+        x = y > x ? y : x;
+    }
+    return x;
+}
+
+/* dst[r ldt + c] = src[r lds + c] for r < rows, c < cols; 0 where r >= nr or c >= nc, so
+ * products over a partial tile add zeros. Consecutive threads read consecutive columns. */
+static __device__ void load_tile(real *dst, int ldt, const real *src, int64_t lds, int rows,
+                                 int cols, int nr, int nc)
+{
+    for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
+        int r = e / cols, c = e % cols;
+        dst[r * ldt + c] = r < nr && c < nc ? src[r * lds + c] : R(0);
+    }
+}
+
+/* The transpose: dst[c ldt + r] = w(r, c) = src[r lds + c], times keep / (1-p) as s when keep
+ * (same layout as src) is given, 0 outside (nr, nc). With ldt odd the stores miss no bank. */
+static __device__ void load_tile_t(real *dst, int ldt, const real *src, const uint8_t *keep, real s,
+                                   int64_t lds, int rows, int cols, int nr, int nc)
+{
+    for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
+        int r = e / cols, c = e % cols;
+        real x = R(0);
+        if (r < nr && c < nc) {
+            x = src[r * lds + c];
+            if (keep) {
+                real y = x * s;
+                x = keep[r * lds + c] ? y : R(0);
+            }
+        }
+        dst[c * ldt + r] = x;
+    }
+}
+
+/* acc[a][c] += sum over kk < kn of W[(RW w + a) ldw + kk] * M[kk mk + (lane + 32 c) mc], the
+ * one inner product of this file; W and M in shared memory. W is read as broadcasts (a warp's
+ * lanes share its rows); the M strides used (mk 1, mc KC+1; mk CT, mc 1) miss no bank. */
+static __device__ __forceinline__ void tile_mac(real acc[RW][CW], const real *W, int ldw,
+                                                const real *M, int mk, int mc, int kn)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    W += RW * (int)(threadIdx.x / 32) * ldw;
+    for (int kk = 0; kk < kn; kk++) {
+        real x[RW], y[CW];
+#pragma unroll
+        for (int a = 0; a < RW; a++) x[a] = W[a * ldw + kk];
+#pragma unroll
+        for (int c = 0; c < CW; c++) y[c] = M[kk * mk + (lane + 32 * c) * mc];
+#pragma unroll
+        for (int a = 0; a < RW; a++)
+#pragma unroll
+            for (int c = 0; c < CW; c++) acc[a][c] += x[a] * y[c];
+    }
+}
+
+static __device__ __forceinline__ void zero_acc(real acc[RW][CW])
+{
+#pragma unroll
+    for (int a = 0; a < RW; a++)
+#pragma unroll
+        for (int c = 0; c < CW; c++) acc[a][c] = R(0);
+}
+
+/* dst[r ldd + c] = alpha acc (add: +=) for this thread's rows r < nr and columns c < nc */
+static __device__ void store_tile(real *dst, int64_t ldd, const real acc[RW][CW], real alpha,
+                                  bool add, int nr, int nc)
+{
+    const int lane = (int)(threadIdx.x % 32), r0 = RW * (int)(threadIdx.x / 32);
+#pragma unroll
+    for (int a = 0; a < RW; a++)
+#pragma unroll
+        for (int c = 0; c < CW; c++) {
+            int r = r0 + a, col = lane + 32 * c;
+            if (r >= nr || col >= nc) continue;
+            real x = alpha * acc[a][c];
+            dst[r * ldd + col] = add ? dst[r * ldd + col] + x : x;
+        }
+}
+
+/* acc = A B^T over HS for ROWS rows of A from row i0 and CT rows of B from row j0: A, B (T, HS)
+ * head blocks of row strides lda, ldb (Q K^T, dO V^T) */
+static __device__ void rows_times_rows(real acc[RW][CW], real *tiles, const real *A, int lda,
+                                       const real *B, int ldb, int i0, int j0, int T, int HS)
+{
+    real *As = tiles, *Bs = tiles + ROWS * (KC + 1);
+    zero_acc(acc);
+    for (int d0 = 0; d0 < HS; d0 += KC) {
+        __syncthreads(); /* the tiles' last readers are done */
+        load_tile(As, KC + 1, A + (int64_t)i0 * lda + d0, lda, ROWS, KC, T - i0, HS - d0);
+        load_tile(Bs, KC + 1, B + (int64_t)j0 * ldb + d0, ldb, CT, KC, T - j0, HS - d0);
+        __syncthreads();
+        tile_mac(acc, As, KC + 1, Bs, 1, KC + 1, imin(KC, HS - d0));
+    }
+}
+
+/* acc = W M over keys [0, kend) for columns d0 .. d0+CT-1: W this block's (ROWS, T) rows in
+ * shared memory (row stride T), M (T, HS) a head block of row stride ldm (D V, dS K) */
+static __device__ void smem_rows_times(real acc[RW][CW], real *tiles, const real *W, int T,
+                                       const real *M, int ldm, int d0, int kend, int HS)
+{
+    zero_acc(acc);
+    for (int j0 = 0; j0 < kend; j0 += KC) {
+        __syncthreads();
+        load_tile(tiles, CT, M + (int64_t)j0 * ldm + d0, ldm, KC, CT, kend - j0, HS - d0);
+        __syncthreads();
+        tile_mac(acc, W + j0, T, tiles, CT, 1, imin(KC, kend - j0));
+    }
+}
+
+/* acc = W^T M over rows i in [i_lo, T) for ROWS columns of W from j0 and columns d0..d0+CT-1
+ * of M: W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T, HS) a
+ * head block of row stride ldm (dS^T Q, D^T dO) */
+static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, const uint8_t *keep,
+                                  real s, const real *M, int ldm, int j0, int i_lo, int d0, int T,
+                                  int HS)
+{
+    real *Ws = tiles, *Ms = tiles + ROWS * (KC + 1);
+    zero_acc(acc);
+    for (int t0 = i_lo; t0 < T; t0 += KC) {
+        const int64_t w0 = (int64_t)t0 * T + j0;
+        __syncthreads();
+        load_tile_t(Ws, KC + 1, W + w0, keep ? keep + w0 : NULL, s, T, KC, ROWS, T - t0, T - j0);
+        load_tile(Ms, CT, M + (int64_t)t0 * ldm + d0, ldm, KC, CT, T - t0, HS - d0);
+        __syncthreads();
+        tile_mac(acc, Ws, KC + 1, Ms, CT, 1, imin(KC, T - t0));
+    }
+}
+
+/* Dropout on row i of head bh, whose P is in row: keep[j] = Philox keep bit, row[j] = P keep s.
+ * A lane takes whole Philox blocks (4 consecutive elements): each block is computed once. */
+static __device__ void drop_row(real *row, uint8_t *krow, tt_rng at, uint32_t thr, real s,
+                                int64_t bh, int T, int i)
+{
+    const uint64_t e0 = keep_element(&at, bh, T, i, 0), e1 = e0 + (uint64_t)T;
+    for (uint64_t blk = (e0 >> 2) + threadIdx.x % 32; blk <= (e1 - 1) >> 2; blk += 32) {
+        uint32_t wd[4];
+        tt_philox_block(at.seed, at.stream, blk, wd);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            uint64_t e = 4 * blk + (uint64_t)k;
+            if (e < e0 || e >= e1) continue;
+            int j = (int)(e - e0), kp = tt_philox_keep(wd[k], thr);
+            real x = row[j] * s;
+            krow[j] = (uint8_t)kp;
+            row[j] = kp ? x : R(0);
+        }
+    }
+}
+
+/* This warp's rows of S (scores of keys < kend; past kend every key is causally masked) become
+ * P, written to att; with keep, dropout; S keeps D for O = D V. pad: batch b's (T) or NULL. */
+static __device__ void softmax_rows(real *S, real *att, uint8_t *keep, const int32_t *pad,
+                                    bool causal, tt_rng at, uint32_t thr, real s, int64_t bh, int T,
+                                    int i0, int kend)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    const int r0 = RW * (int)(threadIdx.x / 32);
+    for (int r = r0; r < r0 + RW; r++) {
+        const int i = i0 + r;
+        real *row = S + (int64_t)r * T;
+        if (i >= T) { /* past the last query: zeros, for phase 3 to read */
+            for (int j = lane; j < T; j += 32) row[j] = R(0);
+            continue;
+        }
+        real m = -R_INF;
+        for (int j = lane; j < T; j += 32) {
+            bool masked = j >= kend || (causal && j > i) || (pad && pad[j]);
+            real x = masked ? -R_INF : row[j];
+            row[j] = x;
+            m = x > m ? x : m;
+        }
+        m = warp_max(m);
+        real sum = R(0);
+        for (int j = lane; j < T; j += 32) {
+            real e = m == -R_INF ? R(0) : R_EXP(row[j] - m);
+            row[j] = e;
+            sum += e;
+        }
+        sum = warp_sum(sum);
+        real inv = sum > R(0) ? R(1) / sum : R(0); /* sum >= 1 unless every key is masked */
+        real *arow = att + (bh * T + i) * T;
+        for (int j = lane; j < T; j += 32) {
+            real p = row[j] * inv;
+            row[j] = p;
+            arow[j] = p;
+        }
+        if (keep) {
+            __syncwarp(); /* drop_row's lanes own other j */
+            drop_row(row, keep + (bh * T + i) * T, at, thr, s, bh, T, i);
+        }
+    }
+}
+
+/* out (B,T,ldo): O; att (B,NH,T,T): P; keep (B,NH,T,T) or NULL (no dropout); q, k, v
+ * (B,T,ld*) read at head h's columns; pad (B,T) or NULL. Block (row tile, h, b); dynamic
+ * shared memory: TILE_REALS + ROWS T reals. */
+static __global__ void __launch_bounds__(THREADS)
+    forward_kernel(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                   const real *v, const int32_t *pad, tt_attn_desc a, tt_rng at, uint32_t thr,
+                   real s)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    real *tiles = (real *)smem, *S = tiles + TILE_REALS;
+    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
+              i0 = (int)blockIdx.x * ROWS;
+    const int64_t bh = (int64_t)b * a.NH + h;
+    const int kend = a.causal ? imin(T, i0 + ROWS) : T; /* keys any of these rows can see */
+    q += head_at(a.ldq, T, b, h, HS);
+    k += head_at(a.ldk, T, b, h, HS);
+    v += head_at(a.ldv, T, b, h, HS);
+    out += head_at(a.ldo, T, b, h, HS) + (int64_t)i0 * a.ldo;
+    real acc[RW][CW];
+    for (int j0 = 0; j0 < kend; j0 += CT) {
+        rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
+        store_tile(S + j0, T, acc, a.scale, false, ROWS, kend - j0);
+    }
+    __syncwarp(); /* a warp's S rows are its own from here to the end */
+    softmax_rows(S, att, keep, pad ? pad + (int64_t)b * T : NULL, a.causal, at, thr, s, bh, T,
+                 i0, kend);
+    for (int d0 = 0; d0 < HS; d0 += CT) {
+        smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
+        store_tile(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
+    }
+}
+
+/* This warp's rows of S hold dD = dO V^T (keys < kend; past kend P = 0); S becomes
+ * dS = P (dP - sum_j dP P), dP = dD keep s (keep NULL: dD), also written to ds when given. */
+static __device__ void ds_rows(real *S, real *ds, const real *att, const uint8_t *keep, real s,
+                               int64_t bh, int T, int i0, int kend)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    const int r0 = RW * (int)(threadIdx.x / 32);
+    for (int r = r0; r < r0 + RW; r++) {
+        const int i = i0 + r;
+        real *row = S + (int64_t)r * T;
+        if (i >= T) {
+            for (int j = lane; j < T; j += 32) row[j] = R(0);
+            continue;
+        }
+        const int64_t e0 = (bh * T + i) * T;
+        const real *prow = att + e0;
+        real dot = R(0);
+        for (int j = lane; j < T; j += 32) {
+            real g = j < kend ? row[j] : R(0);
+            if (keep) {
+                real x = g * s;
+                g = keep[e0 + j] ? x : R(0);
+            }
+            row[j] = g;
+            dot += g * prow[j];
+        }
+        dot = warp_sum(dot);
+        for (int j = lane; j < T; j += 32) {
+            real d = prow[j] * (row[j] - dot);
+            row[j] = d;
+            if (ds) ds[e0 + j] = d;
+        }
+    }
+}
+
+/* dq (B,T,ldq) += scale dS K, or NULL; ds (B,NH,T,T) = dS for dkv_kernel, or NULL; dout
+ * (B,T,ldo); att, keep (B,NH,T,T) saved (keep NULL: no dropout); k, v (B,T,ld*). Block (row
+ * tile, h, b), dynamic shared memory as forward_kernel's. */
+static __global__ void __launch_bounds__(THREADS)
+    dq_kernel(real *dq, real *ds, const real *dout, const real *att, const uint8_t *keep,
+              const real *k, const real *v, tt_attn_desc a, real s)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    real *tiles = (real *)smem, *S = tiles + TILE_REALS;
+    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
+              i0 = (int)blockIdx.x * ROWS;
+    const int64_t bh = (int64_t)b * a.NH + h;
+    const int kend = a.causal ? imin(T, i0 + ROWS) : T;
+    dout += head_at(a.ldo, T, b, h, HS);
+    k += head_at(a.ldk, T, b, h, HS);
+    v += head_at(a.ldv, T, b, h, HS);
+    real acc[RW][CW];
+    for (int j0 = 0; j0 < kend; j0 += CT) {
+        rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
+        store_tile(S + j0, T, acc, R(1), false, ROWS, kend - j0);
+    }
+    __syncwarp();
+    ds_rows(S, ds, att, keep, s, bh, T, i0, kend);
+    if (!dq) return;
+    dq += head_at(a.ldq, T, b, h, HS) + (int64_t)i0 * a.ldq;
+    for (int d0 = 0; d0 < HS; d0 += CT) {
+        smem_rows_times(acc, tiles, S, T, k, a.ldk, d0, kend, HS);
+        store_tile(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
+    }
+}
+
+/* dk (B,T,ldk) += scale dS^T Q and dv (B,T,ldv) += D^T dO, either NULL; ds (B,NH,T,T) from
+ * dq_kernel (read when dk); att, keep (B,NH,T,T) saved; q (B,T,ldq), dout (B,T,ldo). Block
+ * (key tile, h, b): its ROWS keys, summing over the queries i in order; causal: only i >= j
+ * have P != 0, so the sums start at the tile's first key. */
+static __global__ void __launch_bounds__(THREADS)
+    dkv_kernel(real *dk, real *dv, const real *ds, const real *dout, const real *att,
+               const uint8_t *keep, const real *q, tt_attn_desc a, real s)
+{
+    __shared__ real tiles[TILE_REALS];
+    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
+              j0 = (int)blockIdx.x * ROWS;
+    const int64_t bhTT = ((int64_t)b * a.NH + h) * T * T;
+    const int i_lo = a.causal ? j0 : 0;
+    q += head_at(a.ldq, T, b, h, HS);
+    dout += head_at(a.ldo, T, b, h, HS);
+    real acc[RW][CW];
+    for (int d0 = 0; d0 < HS; d0 += CT) {
+        if (dk) {
+            cols_times(acc, tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
+            store_tile(dk + head_at(a.ldk, T, b, h, HS) + (int64_t)j0 * a.ldk + d0, a.ldk, acc,
+                       a.scale, true, T - j0, HS - d0);
+        }
+        if (dv) {
+            cols_times(acc, tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0,
+                       i_lo, d0, T, HS);
+            store_tile(dv + head_at(a.ldv, T, b, h, HS) + (int64_t)j0 * a.ldv + d0, a.ldv, acc,
+                       R(1), true, T - j0, HS - d0);
+        }
+    }
+}
+
+/* Sizes the kernels index with (int offsets inside a head, grid y and z). */
+static void check_desc(const tt_attn_desc *a)
+{
+    const int D = a->NH * a->HS;
+    TT_ASSERT_MSG(a->B >= 0 && a->T >= 1 && a->NH >= 1 && a->HS >= 1,
+                  "attention: B %d, T %d, NH %d, HS %d", a->B, a->T, a->NH, a->HS);
+    TT_ASSERT_MSG(a->B <= 65535 && a->NH <= 65535, "attention: B %d or NH %d past the grid's "
+                  "65535", a->B, a->NH);
+    TT_ASSERT_MSG(a->ldq >= D && a->ldk >= D && a->ldv >= D && a->ldo >= D,
+                  "attention: row strides q %d, k %d, v %d, out %d below NH*HS = %d", a->ldq,
+                  a->ldk, a->ldv, a->ldo, D);
+}
+
+static dim3 grid_of(const tt_attn_desc *a)
+{
+    return dim3((unsigned)((a->T + ROWS - 1) / ROWS), (unsigned)a->NH, (unsigned)a->B);
+}
+
+/* Dynamic shared memory of forward_kernel and dq_kernel: the tiles and ROWS score rows. Past
+ * the default 48 KiB a kernel must be allowed it: once per kernel at the largest size seen
+ * (a host-side attribute, nothing queued on the stream). */
+static size_t rows_smem(int T) { return (TILE_REALS + (size_t)ROWS * (size_t)T) * sizeof(real); }
+
+static void allow_smem(const void *kernel, size_t *allowed, int T)
+{
+    size_t bytes = rows_smem(T);
+    if (bytes <= 48 * 1024 || bytes <= *allowed) return;
+    int dev = 0, optin = 0;
+    TT_CUDA_CHECK(cudaGetDevice(&dev));
+    TT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    TT_ASSERT_MSG(bytes <= (size_t)optin,
+                  "attention: T = %d needs %zu bytes of shared memory per block (%d score rows "
+                  "of T), the GPU allows %d. HINT: a shorter sequence length, or float32",
+                  T, bytes, ROWS, optin);
+    TT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)bytes));
+    *allowed = bytes;
+}
+
+void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                               const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
+                               real *scratch)
+{
+    static size_t allowed;
+    (void)scratch; /* none needed: attention_scratch says 0 */
+    check_desc(a);
+    if (a->B == 0) return;
+    /* keep (not p) says whether to drop, as on the CPU; the threshold is philox.h's */
+    uint32_t thr = keep ? tt_philox_keep_threshold((double)a->p) : 0;
+    real s = keep ? R(1) / (R(1) - a->p) : R(1);
+    allow_smem((const void *)forward_kernel, &allowed, a->T);
+    forward_kernel<<<grid_of(a), THREADS, rows_smem(a->T), (cudaStream_t)tt_cuda_stream()>>>(
+        out, att, keep, q, k, v, pad, *a, at, thr, s);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
+/* dq_kernel runs when dq or dk is wanted (dk needs its dS, in the scratch), then dkv_kernel
+ * when dk or dv is. */
+void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
+                                const uint8_t *keep, const real *q, const real *k, const real *v,
+                                const tt_attn_desc *a, real *scratch)
+{
+    static size_t allowed;
+    check_desc(a);
+    if (a->B == 0 || (!dq && !dk && !dv)) return;
+    cudaStream_t st = (cudaStream_t)tt_cuda_stream();
+    real s = keep ? R(1) / (R(1) - a->p) : R(1);
+    real *ds = dk ? scratch : NULL;
+    TT_ASSERT_MSG(!dk || scratch, "attention backward: dk needs the scratch (attention_scratch)");
+    if (dq || dk) {
+        allow_smem((const void *)dq_kernel, &allowed, a->T);
+        dq_kernel<<<grid_of(a), THREADS, rows_smem(a->T), st>>>(dq, ds, dout, att, keep, k, v,
+                                                                  *a, s);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+    if (dk || dv) {
+        dkv_kernel<<<grid_of(a), THREADS, 0, st>>>(dk, dv, ds, dout, att, keep, q, *a, s);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+}
+
+/* forward: none; backward: dS (B,NH,T,T) for dkv_kernel */
+size_t tt_cuda_attention_scratch(const tt_attn_desc *a, bool backward)
+{
+    return backward ? (size_t)a->B * (size_t)a->NH * (size_t)a->T * (size_t)a->T * sizeof(real)
+                    : 0;
+}
