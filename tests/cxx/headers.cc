@@ -13,6 +13,7 @@
 #include "tensor/cpu/pool.h"
 #include "tensor/cpu/cpu.h"
 #include "tensor/backend.h"
+#include "tensor/cuda/attention_ref.h"
 
 /* Compiled, never run: the calls are there for the references they put into the object. */
 extern "C" void tt_header_check(tt_arena *a, tt_heap *h, uint8_t *keep);
