@@ -18,6 +18,7 @@ int main(int argc, char **argv)
         {"heap", heap_suite},
         {"gemm", gemm_suite},
         {"kernels", kernels_suite},
+        {"kernel_math", kernel_math_suite},
         {"dropout_loss", dropout_loss_suite},
         {"autograd", autograd_suite},
         {"safetensors", safetensors_suite},

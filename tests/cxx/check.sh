@@ -1,8 +1,8 @@
 #!/bin/sh
 # check.sh: `make header-check`. The headers a CUDA file includes compile as C++ (g++, float32
-# and float64) and give C linkage (no mangled name among the object's references); philox.h
-# compiles as device code (nvcc, a kernel calling the core). Each part is skipped, with one
-# line, when its compiler is absent, so CI machines without CUDA still run the C++ part.
+# and float64) and give C linkage (no mangled name among the object's references); philox.h and
+# kernel_math.h compile as device code (nvcc, kernels calling them). Each part is skipped, with
+# one line, when its compiler is absent, so CI machines without CUDA still run the C++ part.
 # Nothing is kept: the objects go to a temporary folder. Usage: check.sh [CXX [NVCC]]
 set -eu
 CXX=${1:-g++}
@@ -32,7 +32,7 @@ if command -v "$NVCC" >/dev/null 2>&1; then
         "$NVCC" -x cu -c -Isrc $prec -Werror all-warnings -o "$tmp/philox_kernel.o" \
             "$dir/philox_kernel.cu"
     done
-    echo "header-check: CUDA ($NVCC): philox.h compiles in a __global__ kernel"
+    echo "header-check: CUDA ($NVCC): philox.h and kernel_math.h compile in __global__ kernels"
 else
     echo "header-check: no $NVCC, CUDA check skipped"
 fi

@@ -2,7 +2,8 @@
  * as C++ by `make header-check` (tests/cxx/check.sh), float32 and float64. Each guarded header
  * must parse as C++ and declare its functions with C linkage: the object this file compiles to
  * calls one function of each, and check.sh fails on any mangled (C++) name among its references.
- * tensor/backend.h too (the kernel table a CUDA backend fills). */
+ * tensor/backend.h too (the kernel table a CUDA backend fills), and tensor/kernel_math.h (the
+ * element math the CUDA kernels share with the CPU's). */
 #include "tensor/philox.h"
 #include "tensor/real.h"
 #include "tensor/common.h"
@@ -14,6 +15,7 @@
 #include "tensor/cpu/cpu.h"
 #include "tensor/backend.h"
 #include "tensor/cuda/attention_ref.h"
+#include "tensor/kernel_math.h"
 
 /* Compiled, never run: the calls are there for the references they put into the object. */
 extern "C" void tt_header_check(tt_arena *a, tt_heap *h, uint8_t *keep);
@@ -32,4 +34,9 @@ void tt_header_check(tt_arena *a, tt_heap *h, uint8_t *keep)
     /* the header-only core from C++, as the host code of a .cu file calls it */
     uint32_t w = tt_philox_word(1, 2, 3);
     keep[0] = (uint8_t)tt_philox_keep(w, tt_philox_keep_threshold((double)x[0]));
+    /* and kernel_math.h's element math, as a .cu file's host code may call it */
+    tt_adamw_scalars s = {R(1), R(0.9), R(0.1), R(0.999), R(0.001), R(0.01), R(1), R(1e-8)};
+    real m = R(0), v = R(0);
+    tt_adamw_update(&x[0], &m, &v, tt_gelu_value(x[0]) + tt_gelu_deriv(x[0]), &s);
+    keep[1] = (uint8_t)tt_dropout_keep4(&at, 0, tt_philox_keep_threshold(0.25));
 }

@@ -2,7 +2,9 @@
  * that tensor/philox.h is device code. Two kernels of the shape the CUDA backend will have, one
  * thread per Philox block of 4 elements: a dropout keep mask, drawn as element e of the cursor
  * `at` exactly as tt_cpu_keep_mask draws it, and uniforms in [lo, hi) as tt_rng_uniform fills
- * them. The host code around them includes rng.h, so nvcc parses that too. */
+ * them. The host code around them includes rng.h, so nvcc parses that too; a third kernel calls
+ * tensor/kernel_math.h's functions. */
+#include "tensor/kernel_math.h"
 #include "tensor/philox.h"
 #include "tensor/rng.h"
 
@@ -39,4 +41,20 @@ void tt_philox_check_launch(uint8_t *keep, const tt_rng *at, int64_t n, real p)
 {
     int threads = 256, blocks = (int)((n + 4 * threads - 1) / (4 * threads));
     tt_philox_check_keep<<<blocks, threads>>>(keep, *at, 0, n, (double)p);
+}
+
+/* tensor/kernel_math.h in device code: GELU and its derivative, the AdamW and SGD element
+ * updates and the dropout keep bits, one thread per element, as the CUDA kernels call them.
+ * p, m, v, g, buf (n); y (n) = gelu(g) + gelu'(g) */
+__global__ void tt_kernel_math_check(real *y, real *p, real *m, real *v, real *buf,
+                                     const real *g, tt_adamw_scalars as, tt_sgd_scalars ss,
+                                     tt_rng at, uint8_t *keep, int64_t n)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    y[i] = tt_gelu_value(g[i]) + tt_gelu_deriv(g[i]);
+    tt_adamw_update(&p[i], &m[i], &v[i], g[i], &as);
+    tt_sgd_update(&p[i], &buf[i], g[i], &ss);
+    unsigned bits = tt_dropout_keep4(&at, i / 4, tt_philox_keep_threshold(0.1));
+    keep[i] = (uint8_t)(bits >> (i % 4) & 1u);
 }

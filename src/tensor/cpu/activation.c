@@ -2,12 +2,11 @@
  *   relu: y = max(x, 0),       dx += dy * [x > 0]
  *   gelu: y = x * Phi(x),      Phi(x) = (1 + erf(x / sqrt 2)) / 2, phi(x) = exp(-x^2/2) / sqrt(2 pi)
  *         dx += dy * (Phi(x) + x * phi(x))
- * Both save nothing but their input. Elementwise, split over the pool. */
+ * Both save nothing but their input. Elementwise, split over the pool; GELU's math is
+ * tensor/kernel_math.h's, shared with the CUDA kernels. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
-
-#define INV_SQRT2 R(0.70710678118654752440)
-#define INV_SQRT_2PI R(0.39894228040143267794)
+#include "tensor/kernel_math.h"
 
 typedef struct act {
     real *y;
@@ -49,10 +48,8 @@ static void gelu_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const act *a = ctx;
-    for (int64_t i = lo; i < hi; i++) {
-        real x = a->x[i];
-        a->y[i] = R(0.5) * x * (R(1) + R_ERF(x * INV_SQRT2));
-    }
+    for (int64_t i = lo; i < hi; i++)
+        a->y[i] = tt_gelu_value(a->x[i]);
 }
 
 void tt_cpu_gelu_forward(real *out, const real *inp, int64_t n)
@@ -64,12 +61,8 @@ static void gelu_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const act *a = ctx;
-    for (int64_t i = lo; i < hi; i++) {
-        real x = a->x[i];
-        real cdf = R(0.5) * (R(1) + R_ERF(x * INV_SQRT2));
-        real pdf = INV_SQRT_2PI * R_EXP(R(-0.5) * x * x);
-        a->y[i] += a->dy[i] * (cdf + x * pdf);
-    }
+    for (int64_t i = lo; i < hi; i++)
+        a->y[i] += a->dy[i] * tt_gelu_deriv(a->x[i]);
 }
 
 void tt_cpu_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n)

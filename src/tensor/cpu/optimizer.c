@@ -1,10 +1,12 @@
 /* cpu/optimizer.c: the optimizers' element loops and the clipping norm's sum of squares, split
  * over the pool. AdamW and SGD follow PyTorch's single-tensor code (torch 1.13) operation by
- * operation (the scalars come rounded from train/optim/optim.c), so the float64 build equals
- * torch.optim to the last few ulps. Elementwise, so the bits do not depend on the thread count;
- * the sum of squares is a tt_pool_sum over fixed blocks, the same at any thread count. */
+ * operation: the element updates are tensor/kernel_math.h's, shared with the CUDA kernels, and
+ * the scalars come rounded from train/optim/optim.c, so the float64 build equals torch.optim to
+ * the last few ulps. Elementwise, so the bits do not depend on the thread count; the sum of
+ * squares is a tt_pool_sum over fixed blocks, the same at any thread count. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+#include "tensor/kernel_math.h"
 
 typedef struct adamw_args {
     real *p, *m, *v;
@@ -12,9 +14,6 @@ typedef struct adamw_args {
     const tt_adamw_scalars *s;
 } adamw_args;
 
-/* param.mul_(1 - lr*wd); exp_avg.mul_(b1).add_(g, alpha=1-b1);
- * exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2); denom = exp_avg_sq.sqrt() / sqrt(bc2) + eps;
- * param.addcdiv_(exp_avg, denom, value=-lr/bc1) */
 static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
@@ -22,12 +21,8 @@ static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
     const tt_adamw_scalars s = *a->s;
     real *p = a->p, *m = a->m, *v = a->v;
     const real *g = a->g;
-    for (int64_t i = lo; i < hi; i++) {
-        p[i] = p[i] * s.decay;
-        m[i] = m[i] * s.b1 + s.a1 * g[i];
-        v[i] = v[i] * s.b2 + s.a2 * g[i] * g[i];
-        p[i] = p[i] + -s.step * m[i] / (R_SQRT(v[i]) / s.bc2_sqrt + s.eps);
-    }
+    for (int64_t i = lo; i < hi; i++)
+        tt_adamw_update(&p[i], &m[i], &v[i], g[i], &s);
 }
 
 void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
@@ -42,22 +37,13 @@ typedef struct sgd_args {
     const tt_sgd_scalars *s;
 } sgd_args;
 
-/* d = g + wd*p (the gradient itself is left unchanged); with momentum, buf = d at the first
- * step, else buf = mu*buf + d, and d = buf; p += -lr*d */
 static void sgd_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const sgd_args *a = ctx;
     const tt_sgd_scalars s = *a->s;
-    for (int64_t i = lo; i < hi; i++) {
-        real d = a->g[i];
-        if (s.wd != R(0)) d = d + s.wd * a->p[i];
-        if (s.use_buf) {
-            a->buf[i] = s.first ? d : a->buf[i] * s.mu + d;
-            d = a->buf[i];
-        }
-        a->p[i] = a->p[i] + s.neg_lr * d;
-    }
+    for (int64_t i = lo; i < hi; i++)
+        tt_sgd_update(&a->p[i], &a->buf[i], a->g[i], &s);
 }
 
 void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n)

@@ -1,0 +1,164 @@
+/* cuda/dropout.cu: inverted dropout with a counter-based mask, one thread per Philox block.
+ *   keep_i = uniform(at, i) >= p,  y_i = x_i * keep_i / (1 - p),  dx_i += dy_i * keep_i / (1 - p)
+ * Saves the mask, one byte per element (1 kept, 0 dropped). Fused, in place, the same masks:
+ *   relu then dropout   x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
+ *                       dx_i += dy_i / (1 - p) exactly where the output is > 0
+ *   dropout then add    x_i = res_i + keep_i * x_i / (1 - p); saves the mask
+ * The masks equal the CPU's bit for bit (tt_dropout_keep4 in tensor/kernel_math.h), and so do
+ * the values: 1/(1-p) is rounded once on the host, as the CPU does, and the products are
+ * rounded on their own (MUL_RN), never fused with the add that follows into an FMA. */
+#include "tensor/cuda/cuda.h"
+#include "tensor/kernel_math.h"
+
+#include <cuda_runtime.h>
+
+/* i over [0, n), a grid stride apart */
+#define GRID_LOOP(i, n)                                                                            \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+static cudaStream_t stream(void)
+{
+    return (cudaStream_t)tt_cuda_stream();
+}
+
+/* x * y rounded to real, never contracted into an FMA with a later add (the CPU's product) */
+#ifdef TT_DOUBLE
+#define MUL_RN __dmul_rn
+#else
+#define MUL_RN __fmul_rn
+#endif
+
+/* How the CPU's elements map onto threads. Element i of a draw at cursor `at` is Philox word
+ * at.counter + i of (at.seed, at.stream) (rng.h); word w is lane w % 4 of block w / 4
+ * (philox.h: key = seed, counter = (block, stream)). tt_rng_take leaves at.counter a multiple
+ * of 4 (asserted below, as the CPU's tt_rng_keep_at asserts it), so elements 4j .. 4j+3 are
+ * lanes 0..3 of block at.counter / 4 + j: thread j computes that one block and keeps element
+ * 4j + k when (lane k >> 8) >= tt_philox_keep_threshold(p), the integer form of uniform >= p
+ * that tt_cpu_keep_mask uses, scalar and AVX2 alike. With p == 0 the threshold is 0, every
+ * element is kept whatever its word, so the kernels skip Philox and `at` is not read. */
+static uint32_t keep_threshold(real p, const tt_rng *at)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    uint32_t thr = tt_philox_keep_threshold((double)p);
+    TT_ASSERT_MSG(thr == 0 || (at->counter & 3) == 0,
+                  "dropout: rng counter %llu not a multiple of 4", (unsigned long long)at->counter);
+    return thr;
+}
+
+/* the keep bits of elements 4j .. 4j+3 (bit k: element 4j + k) */
+static __device__ unsigned keep4(const tt_rng *at, int64_t j, uint32_t thr)
+{
+    return thr ? tt_dropout_keep4(at, j, thr) : 0xfu;
+}
+
+/* the number of Philox blocks of n elements, and so of threads */
+static __host__ __device__ int64_t blocks4(int64_t n)
+{
+    return (n + 3) / 4;
+}
+
+/* out (n) = inp (n) * keep * scale, mask (n) = keep, or no mask when NULL (dropout + add at
+ * p = 0); res (n), when not NULL, is added: out = res + that. out may equal inp. */
+static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp, const real *res,
+                                      real scale, tt_rng at, uint32_t thr, int64_t n)
+{
+    GRID_LOOP(j, blocks4(n))
+    {
+        unsigned keep = keep4(&at, j, thr);
+        for (int k = 0; k < 4 && 4 * j + k < n; k++) {
+            int64_t i = 4 * j + k;
+            bool kept = keep >> k & 1u;
+            real v = MUL_RN(inp[i], scale);
+            if (mask) mask[i] = (uint8_t)kept;
+            out[i] = res ? res[i] + (kept ? v : R(0)) : kept ? v : R(0);
+        }
+    }
+}
+
+static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real *res, real p,
+                           tt_rng at, int64_t n)
+{
+    uint32_t thr = keep_threshold(p, &at);
+    if (n <= 0) return;
+    dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
+        out, mask, inp, res, R(1) / (R(1) - p), at, thr, n);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
+/* out (n), mask (n), inp (n) */
+void tt_cuda_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                             int64_t n)
+{
+    launch_dropout(out, mask, inp, NULL, p, at, n);
+}
+
+/* x (n) = res (n) + dropout(x), mask (n) written only when p > 0 */
+void tt_cuda_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
+                                 int64_t n)
+{
+    launch_dropout(x, p > R(0) ? mask : NULL, x, res, p, at, n);
+}
+
+/* dinp (n) += dout (n) * scale where mask (n) is 1 */
+static __global__ void dropout_backward_kernel(real *dinp, const uint8_t *mask, const real *dout,
+                                               real scale, int64_t n)
+{
+    GRID_LOOP(i, n)
+    {
+        real g = MUL_RN(dout[i], scale);
+        dinp[i] += mask[i] ? g : R(0);
+    }
+}
+
+void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n)
+{
+    if (n <= 0) return;
+    dropout_backward_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
+        dinp, mask, dout, R(1) / (R(1) - p), n);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
+/* x (n) = keep * max(x, 0) * scale, in place */
+static __global__ void relu_dropout_kernel(real *x, real scale, tt_rng at, uint32_t thr, int64_t n)
+{
+    GRID_LOOP(j, blocks4(n))
+    {
+        unsigned keep = keep4(&at, j, thr);
+        for (int k = 0; k < 4 && 4 * j + k < n; k++) {
+            int64_t i = 4 * j + k;
+            real v = MUL_RN(x[i], scale);
+            x[i] = (keep >> k & 1u) && x[i] > R(0) ? v : R(0);
+        }
+    }
+}
+
+void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
+{
+    uint32_t thr = keep_threshold(p, &at);
+    if (n <= 0) return;
+    relu_dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
+        x, R(1) / (R(1) - p), at, thr, n);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
+/* dx (n) (+)= dout (n) * scale where out (n) > 0: added with acc, else written */
+static __global__ void relu_dropout_backward_kernel(real *dx, const real *out, const real *dout,
+                                                    real scale, int64_t n, bool acc)
+{
+    GRID_LOOP(i, n)
+    {
+        real g = MUL_RN(dout[i], scale);
+        real d = out[i] > R(0) ? g : R(0);
+        dx[i] = acc ? dx[i] + d : d;
+    }
+}
+
+void tt_cuda_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
+                                   bool acc)
+{
+    if (n <= 0) return;
+    relu_dropout_backward_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
+        dx, out, dout, R(1) / (R(1) - p), n, acc);
+    TT_CUDA_CHECK(cudaGetLastError());
+}

@@ -1,0 +1,142 @@
+/* cuda/layernorm.cu: LayerNorm over the last dimension, with affine weight and bias.
+ *   mean = sum x / C, var = sum (x - mean)^2 / C (biased, as PyTorch), rstd = 1/sqrt(var + eps)
+ *   xhat = (x - mean) * rstd, y = xhat * w + b.  Saves mean and rstd per row.
+ *   backward, per row, with g = dy * w:
+ *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy
+ * Rows one warp each (lane l sums columns l, l + 32, ... in order, then a fixed butterfly);
+ * dw and db are column sums, a second kernel with one fixed tree per column over the rows in
+ * order. Deterministic: no atomics, the same bits on every run. */
+#include "tensor/cuda/cuda.h"
+
+#include <cuda_runtime.h>
+
+#define WARPS (TT_CUDA_THREADS / 32)
+#define COL_ROWS 32 /* the column kernel's blocks: 32 columns x COL_ROWS row groups */
+
+static cudaStream_t stream(void)
+{
+    return (cudaStream_t)tt_cuda_stream();
+}
+
+/* r over the rows [0, N), one warp each, a grid of warps apart */
+#define ROW_LOOP(r, N)                                                                             \
+    for (int64_t r = blockIdx.x * (int64_t)WARPS + threadIdx.x / 32; r < (N);                      \
+         r += (int64_t)gridDim.x * WARPS)
+
+/* every lane gets the same sum (a + b == b + a in IEEE, so the butterfly is symmetric) */
+static __device__ real warp_sum(real v)
+{
+    for (int o = 16; o > 0; o /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C) */
+static __global__ void layernorm_kernel(real *out, real *mean, real *rstd, const real *inp,
+                                        const real *weight, const real *bias, int64_t N, int C,
+                                        real eps)
+{
+    const int lane = threadIdx.x % 32;
+    ROW_LOOP(r, N)
+    {
+        const real *x = inp + r * C;
+        real *y = out + r * C;
+        real s = R(0);
+        for (int c = lane; c < C; c += 32)
+            s += x[c];
+        real m = warp_sum(s) / (real)C;
+        real v = R(0);
+        for (int c = lane; c < C; c += 32)
+            v += (x[c] - m) * (x[c] - m);
+        real rs = R(1) / R_SQRT(warp_sum(v) / (real)C + eps);
+        for (int c = lane; c < C; c += 32)
+            y[c] = (x[c] - m) * rs * weight[c] + bias[c];
+        if (lane == 0) {
+            mean[r] = m;
+            rstd[r] = rs;
+        }
+    }
+}
+
+void tt_cuda_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
+                               const real *weight, const real *bias, int64_t N, int C, real eps)
+{
+    if (N <= 0 || C <= 0) return;
+    layernorm_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+        out, mean, rstd, inp, weight, bias, N, C, eps);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
+/* dinp (N,C) += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * weight;
+ * dout (N,C), inp (N,C), weight (C), mean (N), rstd (N) */
+static __global__ void layernorm_dx_kernel(real *dinp, const real *dout, const real *inp,
+                                           const real *weight, const real *mean, const real *rstd,
+                                           int64_t N, int C)
+{
+    const int lane = threadIdx.x % 32;
+    ROW_LOOP(r, N)
+    {
+        const real *x = inp + r * C, *dy = dout + r * C;
+        real *dx = dinp + r * C;
+        real m = mean[r], s = rstd[r];
+        real ga = R(0), gxa = R(0);
+        for (int c = lane; c < C; c += 32) {
+            real g = dy[c] * weight[c];
+            ga += g;
+            gxa += g * (x[c] - m);
+        }
+        real gmean = warp_sum(ga) / (real)C, gxmean = warp_sum(gxa) * s / (real)C;
+        for (int c = lane; c < C; c += 32)
+            dx[c] += s * (dy[c] * weight[c] - gmean - (x[c] - m) * s * gxmean);
+    }
+}
+
+/* dweight (C) += colsum(dout * xhat), dbias (C) += colsum(dout), either may be NULL: one block
+ * per 32 columns, thread (x, y) summing rows y, y + COL_ROWS, ... of column c0 + x in order,
+ * then the COL_ROWS partial sums of a column added in a fixed tree. */
+static __global__ void layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout,
+                                             const real *inp, const real *mean, const real *rstd,
+                                             int64_t N, int C)
+{
+    __shared__ real pw[COL_ROWS][32], pb[COL_ROWS][32];
+    const int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * 32 + tx;
+    real sw = R(0), sb = R(0);
+    if (c < C)
+        for (int64_t r = ty; r < N; r += COL_ROWS) {
+            real dy = dout[r * C + c];
+            sw += dy * ((inp[r * C + c] - mean[r]) * rstd[r]);
+            sb += dy;
+        }
+    pw[ty][tx] = sw;
+    pb[ty][tx] = sb;
+    __syncthreads();
+    for (int k = COL_ROWS / 2; k > 0; k /= 2) {
+        if (ty < k) {
+            pw[ty][tx] += pw[ty + k][tx];
+            pb[ty][tx] += pb[ty + k][tx];
+        }
+        __syncthreads();
+    }
+    if (ty > 0 || c >= C) return;
+    if (dweight) dweight[c] += pw[0][tx];
+    if (dbias) dbias[c] += pb[0][tx];
+}
+
+/* dinp (N,C), dweight (C), dbias (C) (any may be NULL), dout (N,C), inp (N,C), weight (C),
+ * mean (N), rstd (N) */
+void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
+                                const real *inp, const real *weight, const real *mean,
+                                const real *rstd, int64_t N, int C)
+{
+    if (N <= 0 || C <= 0) return;
+    if (dinp) {
+        layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+            dinp, dout, inp, weight, mean, rstd, N, C);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+    if (dweight || dbias) {
+        layernorm_dwdb_kernel<<<(C + 31) / 32, dim3(32, COL_ROWS), 0, stream()>>>(
+            dweight, dbias, dout, inp, mean, rstd, N, C);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+}
