@@ -1,6 +1,7 @@
 /* check_main.c: the one test runner. Each suite runs in its own SRunner so Check prints a
  * summary line per suite; the exit status is non-zero if any test failed.
- * Usage: check_f32|check_f64 [SUITE]  (or CK_RUN_SUITE / CK_RUN_CASE, and CK_FORK=no for gdb) */
+ * Usage: check_f32|check_f64 [SUITE]  (or CK_RUN_SUITE / CK_RUN_CASE, and CK_FORK=no for gdb)
+ * The CUDA suite (make CUDA=1) runs last and without fork: CUDA is undefined after fork. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -40,6 +41,9 @@ int main(int argc, char **argv)
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif
+#ifdef TT_WITH_CUDA
+        {"cuda", cuda_suite},
+#endif
     };
     int failed = 0, ran = 0;
     if (tt_test_tmp_init()) return EXIT_FAILURE; /* the temporary folders' root (testutil.h) */
@@ -47,6 +51,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         if (argc > 1 && strcmp(argv[1], suites[i].name) != 0) continue;
         SRunner *sr = srunner_create(suites[i].make());
+#ifdef TT_WITH_CUDA
+        if (suites[i].make == cuda_suite) srunner_set_fork_status(sr, CK_NOFORK);
+#endif
         srunner_run_all(sr, CK_NORMAL);
         failed += srunner_ntests_failed(sr);
         ran += srunner_ntests_run(sr);

@@ -41,6 +41,9 @@ Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
 Suite *guard_suite(void);     /* the device boundary: the guard device, and ./train on it */
 Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
 Suite *gradcheck_suite(void); /* float64 build only */
+#ifdef TT_WITH_CUDA
+Suite *cuda_suite(void);      /* make CUDA=1 only: every CUDA kernel against the CPU's */
+#endif
 
 /* Fails the current test with the label, the first bad index, both values and the largest
  * difference, unless |got - want| <= atol + rtol * |want| everywhere. */

@@ -1,0 +1,355 @@
+#!/usr/bin/env bash
+# gpu_check.sh [STEP...]: every check of the CUDA backend on a GPU machine in one command, with
+# a table printed last (step, status, seconds, log). It works in the repository root whatever
+# the current folder, and writes only there (build/cuda, ./train, the logs) and in a temporary
+# folder that it removes. No network, no package installs.
+#
+#   steps (default: all, in this order)
+#     build      make CUDA=1 all, then make CUDA=1 runners
+#     cuda       the CUDA suite in both runners: build/cuda/check_f32 cuda, check_f64 cuda
+#     suites     every suite of both runners of the CUDA build
+#     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
+#     racecheck  compute-sanitizer --tool racecheck over the same
+#     train      configs/tiny.json for 2 epochs on the GPU twice (metrics identical but
+#                tokens_per_s, checkpoint tensors identical) and on the CPU (each epoch's
+#                valid_loss within 1e-3 relative; the gaps are printed)
+#     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
+#                within 1e-5 relative (2-norm); the largest difference is printed
+#
+#   environment
+#     OUT               the logs go there (the device tool's folder), else build/gpu_check/;
+#                       at most 8 files: summary.txt and one log per step
+#     GPU_CHECK_BUDGET  seconds for the whole run (default 540, under the device tool's 10
+#                       minutes a command): a step that would pass it is cut short (FAIL, timed
+#                       out) or not started (SKIP). Run the rest in a second call while the
+#                       machine is warm, e.g. `scripts/gpu_check.sh memcheck racecheck train`
+#     GPU_CHECK_SANITIZE_CASE  CK_RUN_CASE for the sanitizer steps (e.g. attention), else all
+#     GPU_CHECK_CUDA=0 GPU_CHECK_DEVICE=guard  a dry run of the script without a GPU: the CPU
+#                       build, and the guard device where "cuda" would be (steps build,
+#                       suites, train, dump; the CUDA ones are skipped)
+#
+# The GPU machine has no OpenBLAS, cJSON or Check: bash ../shared/tools/device-bundle.sh here
+# packs them into .device/ (name it in the device tool's carry); this script sources
+# .device/env.sh itself when pkg-config does not find them.
+# Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+ALL_STEPS=(build cuda suites memcheck racecheck train dump)
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
+for s in "${steps[@]}"; do
+    case " ${ALL_STEPS[*]} " in
+    *" $s "*) ;;
+    *)
+        echo "gpu_check: unknown step '$s' (steps: ${ALL_STEPS[*]})" >&2
+        exit 2
+        ;;
+    esac
+done
+wanted() { case " ${steps[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac }
+
+CUDA=${GPU_CHECK_CUDA:-1}
+DEVICE=${GPU_CHECK_DEVICE:-cuda}
+BIN=build
+[ "$CUDA" = 1 ] && BIN=build/cuda
+LOGS=${OUT:-build/gpu_check}
+mkdir -p "$LOGS" && LOGS=$(cd "$LOGS" && pwd) || exit 2
+SUMMARY=$LOGS/summary.txt
+: >"$SUMMARY"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+deadline=$((SECONDS + ${GPU_CHECK_BUDGET:-540}))
+
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+# ---- the table's rows, and running one step ---------------------------------------------------
+names=() statuses=() secs=() logs=()
+record() { # NAME STATUS SECONDS LOG
+    names+=("$1") statuses+=("$2") secs+=("$3") logs+=("$4")
+    say "== $1: $2 ($3 s) $4"
+}
+
+# step NAME LOG CAP CMD...: CMD, its output appended to LOG, for at most CAP seconds and what is
+# left of the budget; records PASS, FAIL (timed out: noted) or SKIP (no time left). Returns
+# CMD's status (99 when skipped).
+step() {
+    local name=$1 log=$2 cap=$3
+    shift 3
+    local left=$((deadline - SECONDS - 15))
+    [ "$cap" -le "$left" ] || cap=$left
+    if [ "$cap" -lt 20 ]; then
+        record "$name" SKIP 0 "$log (no time left in GPU_CHECK_BUDGET)"
+        return 99
+    fi
+    local t0=$SECONDS rc=0 note=$log
+    echo "+ $* (limit ${cap}s)" >>"$log"
+    timeout --kill-after=10 "$cap" "$@" >>"$log" 2>&1 || rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then note="$log (timed out after ${cap}s)"; fi
+    record "$name" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" $((SECONDS - t0)) "$note"
+    return $rc
+}
+
+# built FILE NAME LOG: FILE is there (made by the build step), else a FAIL row for NAME
+built() {
+    [ -x "$1" ] && return 0
+    echo "$1 is missing: run the build step first" >>"$3"
+    record "$2" FAIL 0 "$3 ($1 missing)"
+    return 1
+}
+
+# gpu_step NAME LOG CAP RUNNER CMD...: step for the CUDA suite (RUNNER must be built), SKIP
+# without a GPU or in a dry run; it fails too when the suite said "SKIP: no CUDA device" (a
+# device must be usable here).
+gpu_step() {
+    local name=$1 log=$2 cap=$3 runner=$4 before rc=0
+    shift 4
+    if [ "$gpu" != 1 ]; then
+        record "$name" SKIP 0 "$log ($([ "$CUDA" = 1 ] && echo 'no GPU' || echo 'dry run'))"
+        return 99
+    fi
+    built "$runner" "$name" "$log" || return 1
+    before=$(grep -c "SKIP: no CUDA device" "$log")
+    step "$name" "$log" "$cap" "$@" || rc=$?
+    if [ $rc -eq 0 ] && [ "$(grep -c "SKIP: no CUDA device" "$log")" != "$before" ]; then
+        statuses[${#statuses[@]} - 1]=FAIL
+        say "== $name: FAIL: the CUDA suite found no usable device"
+        rc=1
+    fi
+    return $rc
+}
+
+# ---- comparisons of runs and dumps: python3 "$COMPARE" same|gap|dump A B (no packages) -------
+COMPARE=$TMP/compare.py
+cat >"$COMPARE" <<'PY'
+import array, json, math, os, struct, sys
+
+def metrics(d):
+    with open(os.path.join(d, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+def st_read(path):
+    """name -> (dtype, shape, values) of a safetensors file, the metadata left out (the config
+    in it names the device and the output folder)"""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        head, data = json.loads(f.read(n)), f.read()
+    head.pop("__metadata__", None)
+    codes = {"F32": "f", "F64": "d", "I32": "i", "I64": "q", "U8": "B"}
+    out = {}
+    for name, t in head.items():
+        a = array.array(codes[t["dtype"]])
+        a.frombytes(data[t["data_offsets"][0]:t["data_offsets"][1]])
+        out[name] = (t["dtype"], t["shape"], a)
+    return out
+
+def rel_err(got, want):
+    """|got - want| / |want| in 2-norm (|got - want| when want is 0): tests' tt_rel_err"""
+    d = sum((float(g) - float(w)) ** 2 for g, w in zip(got, want))
+    w2 = sum(float(w) ** 2 for w in want)
+    return math.sqrt(d / w2) if w2 > 0 else math.sqrt(d)
+
+def same(a, b):
+    """two runs: metrics equal but tokens_per_s, checkpoint tensors equal"""
+    bad = 0
+    key = lambda r: json.dumps({k: v for k, v in r.items() if k != "tokens_per_s"}, sort_keys=True)
+    ma, mb = metrics(a), metrics(b)
+    if len(ma) != len(mb):
+        print(f"metrics: {len(ma)} lines against {len(mb)}")
+        bad += 1
+    diff = [i for i, (x, y) in enumerate(zip(ma, mb)) if key(x) != key(y)]
+    for i in diff[:5]:
+        print(f"metrics line {i + 1} differs:\n  {key(ma[i])}\n  {key(mb[i])}")
+    print(f"metrics: {len(ma)} lines, {len(diff)} differ (tokens_per_s left out)")
+    bad += len(diff)
+    files = [sorted(f for f in os.listdir(os.path.join(d, "checkpoints"))
+                    if f.endswith(".safetensors")) for d in (a, b)]
+    if files[0] != files[1] or not files[0]:
+        print(f"checkpoints: {files[0]} against {files[1]}")
+        return bad + 1
+    for f in files[0]:
+        ta, tb = (st_read(os.path.join(d, "checkpoints", f)) for d in (a, b))
+        differ = sorted(n for n in set(ta) | set(tb) if ta.get(n) != tb.get(n))
+        print(f"checkpoint {f}: {len(ta)} tensors, {len(differ)} differ {differ[:5]}")
+        bad += len(differ)
+    return bad
+
+def gap(cpu, gpu):
+    """each epoch's valid_loss within 1e-3 relative of the CPU run's"""
+    va, vb = ({r["epoch"]: r["valid_loss"] for r in metrics(d) if "valid_loss" in r}
+              for d in (cpu, gpu))
+    bad = 0
+    if sorted(va) != sorted(vb) or not va:
+        print(f"epochs with a valid_loss: {sorted(va)} against {sorted(vb)}")
+        bad += 1
+    print("epoch  valid_loss cpu    valid_loss gpu    relative gap")
+    for e in sorted(set(va) & set(vb)):
+        g = abs(vb[e] - va[e]) / abs(va[e]) if va[e] else abs(vb[e])
+        bad += not g <= 1e-3
+        print(f"{e:5d}  {va[e]:16.9g}  {vb[e]:16.9g}  {g:12.3e}{'' if g <= 1e-3 else '  > 1e-3'}")
+    return bad
+
+def dump(cpu, gpu):
+    """integer tensors equal, real ones within 1e-5 relative (2-norm)"""
+    ta, tb = st_read(cpu), st_read(gpu)
+    bad, gaps = 0, []
+    if set(ta) != set(tb):
+        print(f"tensors only on the cpu {sorted(set(ta) - set(tb))}, "
+              f"only on the gpu {sorted(set(tb) - set(ta))}")
+        bad += 1
+    for n in sorted(set(ta) & set(tb)):
+        (da, sa, xa), (db, sb, xb) = ta[n], tb[n]
+        if (da, sa) != (db, sb):
+            print(f"{n}: {da} {sa} against {db} {sb}")
+            bad += 1
+        elif da in ("F32", "F64"):
+            finite = all(math.isfinite(v) for v in xb)
+            gaps.append((rel_err(xb, xa) if finite else math.inf, n))
+        elif xa != xb:
+            print(f"{n}: the integers differ")
+            bad += 1
+    gaps.sort(reverse=True)
+    print(f"{len(gaps)} real tensors; the largest relative differences, gpu against cpu:")
+    for g, n in gaps[:8]:
+        print(f"  {g:10.3e}  {n}")
+    worst, name = gaps[0] if gaps else (0.0, "-")
+    print(f"largest relative difference: {worst:.3e} ({name}), limit 1e-5")
+    return bad + (not worst <= 1e-5)
+
+mode, a, b = sys.argv[1:4]
+sys.exit(1 if {"same": same, "gap": gap, "dump": dump}[mode](a, b) else 0)
+PY
+
+# ---- the device -------------------------------------------------------------------------------
+say "gpu_check $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git log -1 --format='%h %s' 2>/dev/null)"
+gpu=0
+if [ "$CUDA" != 1 ]; then
+    say "dry run: the CPU build (GPU_CHECK_CUDA=0), device \"$DEVICE\" in place of cuda"
+elif nvidia-smi -L >>"$SUMMARY" 2>&1; then
+    nvidia-smi -L
+    say "driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)," \
+        "$(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1)"
+    gpu=1
+else
+    say "nvidia-smi -L failed: no GPU or no driver here; the GPU steps are skipped"
+    record device FAIL 0 "$SUMMARY"
+fi
+[ "$CUDA" = 1 ] && say "nvcc: $( (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>/dev/null | tail -1)"
+
+# The bundled packages (device-bundle.sh) when pkg-config does not find them.
+if [ -z "${TT_DEPS_BUNDLED:-}" ] && [ -f .device/env.sh ] &&
+    ! pkg-config --exists openblas check libcjson 2>/dev/null; then
+    # shellcheck source=/dev/null
+    source .device/env.sh && say "sourced .device/env.sh: the bundled OpenBLAS, cJSON and Check"
+fi
+
+# ---- the steps --------------------------------------------------------------------------------
+if wanted build; then
+    log=$LOGS/build.log
+    : >"$log"
+    jobs=$(nproc 2>/dev/null || echo 4)
+    # `make all` first checks the packages (scripts/deps.sh ensure), which asks dpkg and calls
+    # apt-get for what dpkg does not list: the bundle is not in dpkg's list and there is no
+    # network. Unless deps.sh trusts pkg-config under TT_DEPS_BUNDLED=1, build what `all`
+    # builds without that check. Two makes: one `make -j all runners` races on the libraries.
+    if [ -n "${TT_DEPS_BUNDLED:-}" ] && ! grep -q TT_DEPS_BUNDLED scripts/deps.sh; then
+        say "note: scripts/deps.sh ignores TT_DEPS_BUNDLED; building libs, train and runners" \
+            "without make's package check"
+        step build "$log" 420 make CUDA="$CUDA" -j"$jobs" libs train runners
+    else
+        step build "$log" 420 sh -c "make CUDA=$CUDA -j$jobs all && make CUDA=$CUDA -j$jobs runners"
+    fi
+fi
+
+if wanted cuda; then
+    log=$LOGS/cuda_suite.log
+    : >"$log"
+    for v in f32 f64; do
+        gpu_step "cuda suite $v" "$log" 240 "$BIN/check_$v" "$BIN/check_$v" cuda
+    done
+fi
+
+if wanted suites; then
+    log=$LOGS/suites.log
+    : >"$log"
+    for v in f32 f64; do
+        built "$BIN/check_$v" "all suites $v" "$log" &&
+            step "all suites $v" "$log" 300 "$BIN/check_$v"
+    done
+fi
+
+# compute-sanitizer TOOL over the CUDA suite of the float32 runner; errors fail the step
+sanitize() {
+    local tool=$1 log=$LOGS/$1.log san envs=(CK_FORK=no)
+    : >"$log"
+    [ -n "${GPU_CHECK_SANITIZE_CASE:-}" ] && envs+=("CK_RUN_CASE=$GPU_CHECK_SANITIZE_CASE")
+    san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    if [ "$gpu" = 1 ] && [ ! -x "$san" ]; then
+        record "$tool" FAIL 0 "$log (compute-sanitizer not found)"
+        return
+    fi
+    gpu_step "$tool" "$log" 300 "$BIN/check_f32" env "${envs[@]}" "$san" --tool "$tool" \
+        --error-exitcode 1 "$BIN/check_f32" cuda
+    grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | tee -a "$SUMMARY"
+}
+wanted memcheck && sanitize memcheck
+wanted racecheck && sanitize racecheck
+
+# ./train of the build under test (make CUDA=1 links it with a stamp build/.train-cuda)
+train_ok() {
+    if [ "$gpu" != 1 ] && [ "$CUDA" = 1 ]; then
+        record "$1" SKIP 0 "$2 (no GPU)"
+        return 1
+    fi
+    built ./train "$1" "$2" || return 1
+    [ "$CUDA" != 1 ] || [ -e build/.train-cuda ] && return 0
+    record "$1" FAIL 0 "$2 (./train is not the CUDA build: run the build step)"
+    return 1
+}
+
+if wanted train; then
+    log=$LOGS/train.log
+    : >"$log"
+    if train_ok train "$log"; then
+        for run in "${DEVICE}1" "${DEVICE}2" cpu; do
+            step "train $run (tiny, 2 epochs)" "$log" 120 ./train configs/tiny.json \
+                --set device="${run%[12]}" --set train.epochs=2 --set output.dir="$TMP/$run"
+        done
+        step "train: $DEVICE twice, identical" "$log" 60 python3 "$COMPARE" same \
+            "$TMP/${DEVICE}1" "$TMP/${DEVICE}2"
+        step "train: $DEVICE vs cpu valid_loss" "$log" 60 python3 "$COMPARE" gap "$TMP/cpu" \
+            "$TMP/${DEVICE}1"
+        sed -n '/^epoch  valid_loss/,$p' "$log" | tee -a "$SUMMARY"
+    fi
+fi
+
+if wanted dump; then
+    log=$LOGS/dump.log
+    : >"$log"
+    if train_ok dump "$log"; then
+        for dev in cpu "$DEVICE"; do
+            step "dump-first-step $dev" "$log" 60 ./train configs/tiny.json --set device="$dev" \
+                --dump-first-step "$TMP/dump_$dev.safetensors"
+        done
+        step "dump: $DEVICE vs cpu, every tensor" "$log" 60 python3 "$COMPARE" dump \
+            "$TMP/dump_cpu.safetensors" "$TMP/dump_$DEVICE.safetensors"
+        grep "^largest relative difference" "$log" | tail -1 | tee -a "$SUMMARY"
+    fi
+fi
+
+# ---- the table, last --------------------------------------------------------------------------
+failed=0 skipped=0
+{
+    echo
+    printf '%-36s %-6s %7s  %s\n' step status seconds log
+    for i in "${!names[@]}"; do
+        printf '%-36s %-6s %7s  %s\n' "${names[$i]}" "${statuses[$i]}" "${secs[$i]}" "${logs[$i]}"
+        [ "${statuses[$i]}" = FAIL ] && failed=$((failed + 1))
+        [ "${statuses[$i]}" = SKIP ] && skipped=$((skipped + 1))
+    done
+    echo "gpu_check: ${#names[@]} steps, $failed failed, $skipped skipped; logs in $LOGS"
+} >"$TMP/table"
+tee -a "$SUMMARY" <"$TMP/table"
+[ $failed -eq 0 ] || exit 1
+[ $skipped -eq 0 ] || exit 3
+exit 0
