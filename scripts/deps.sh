@@ -19,6 +19,18 @@ missing_of() {
 }
 
 mode=${1:-ensure}
+
+# A machine with the packages bundled (the GPU machine: ../shared/tools/device-bundle.sh's
+# env.sh sets TT_DEPS_BUNDLED=1) has no dpkg entries for them and no package access: trust
+# pkg-config, and never call apt-get there.
+if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
+    if pkg-config --exists openblas check libcjson; then
+        exit 0
+    fi
+    echo "deps: TT_DEPS_BUNDLED=1 but pkg-config finds no openblas, check or libcjson." \
+         "HINT: source .device/env.sh (made by ../shared/tools/device-bundle.sh)" >&2
+    exit 1
+fi
 mapfile -t missing < <(missing_of "${PACKAGES[@]}")
 optional=()
 [ "$mode" = install ] && mapfile -t optional < <(missing_of "${OPTIONAL[@]}")
