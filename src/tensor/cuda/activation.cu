@@ -3,20 +3,8 @@
  *   gelu: y = x * Phi(x),      dx += dy * (Phi(x) + x * phi(x))
  * GELU's math is tensor/kernel_math.h's, the expressions the CPU kernels call. Both save
  * nothing but their input. One thread per element, a grid stride apart. */
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh"
 #include "tensor/kernel_math.h"
-
-#include <cuda_runtime.h>
-
-/* i over [0, n), a grid stride apart */
-#define GRID_LOOP(i, n)                                                                            \
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
-         i += (int64_t)gridDim.x * blockDim.x)
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
 
 /* out (n) = max(inp (n), 0) */
 static __global__ void relu_kernel(real *out, const real *inp, int64_t n)

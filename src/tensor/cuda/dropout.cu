@@ -7,20 +7,8 @@
  * The masks equal the CPU's bit for bit (tt_dropout_keep4 in tensor/kernel_math.h), and so do
  * the values: 1/(1-p) is rounded once on the host, as the CPU does, and the products are
  * rounded on their own (MUL_RN), never fused with the add that follows into an FMA. */
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh"
 #include "tensor/kernel_math.h"
-
-#include <cuda_runtime.h>
-
-/* i over [0, n), a grid stride apart */
-#define GRID_LOOP(i, n)                                                                            \
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
-         i += (int64_t)gridDim.x * blockDim.x)
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
 
 /* x * y rounded to real, never contracted into an FMA with a later add (the CPU's product) */
 #ifdef TT_DOUBLE

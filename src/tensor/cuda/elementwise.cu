@@ -7,19 +7,7 @@
  * One thread per element, a grid stride apart. The two reductions are deterministic: a column
  * sum is one fixed tree per column over rows in a fixed order, the full sum a fixed two-pass
  * tree in double through a static device buffer. Nothing is saved. */
-#include "tensor/cuda/cuda.h"
-
-#include <cuda_runtime.h>
-
-/* i over [0, n), a grid stride apart */
-#define GRID_LOOP(i, n)                                                                            \
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
-         i += (int64_t)gridDim.x * blockDim.x)
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
+#include "tensor/cuda/common.cuh"
 
 /* y (n) += alpha * x (n) */
 static __global__ void axpy_kernel(real *y, real alpha, const real *x, int64_t n)

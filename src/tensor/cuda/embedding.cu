@@ -6,19 +6,12 @@
  * bucket, so each sum runs over the tokens in order, as on the CPU (the same bits: the running
  * sum of one vocabulary row waits in a register while the same token repeats, which changes
  * no rounding). A warp tests 32 tokens at a time with one ballot. Saves nothing. */
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh"
 
 #include <assert.h>
-#include <cuda_runtime.h>
 
-#define WARPS (TT_CUDA_THREADS / 32)
 #define BUCKETS 64 /* vocabulary rows per column tile: a multiple of WARPS */
 #define FULL 0xffffffffu
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
 
 /* out (N,C), tokens (N), weight (V,C): one warp per row, a grid of warps apart */
 static __global__ void embedding_kernel(real *out, const int32_t *tokens, const real *weight,

@@ -6,30 +6,9 @@
  * Rows one warp each (lane l sums columns l, l + 32, ... in order, then a fixed butterfly);
  * dw and db are column sums, a second kernel with one fixed tree per column over the rows in
  * order. Deterministic: no atomics, the same bits on every run. */
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh"
 
-#include <cuda_runtime.h>
-
-#define WARPS (TT_CUDA_THREADS / 32)
 #define COL_ROWS 32 /* the column kernel's blocks: 32 columns x COL_ROWS row groups */
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
-
-/* r over the rows [0, N), one warp each, a grid of warps apart */
-#define ROW_LOOP(r, N)                                                                             \
-    for (int64_t r = blockIdx.x * (int64_t)WARPS + threadIdx.x / 32; r < (N);                      \
-         r += (int64_t)gridDim.x * WARPS)
-
-/* every lane gets the same sum (a + b == b + a in IEEE, so the butterfly is symmetric) */
-static __device__ real warp_sum(real v)
-{
-    for (int o = 16; o > 0; o /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 /* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C) */
 static __global__ void layernorm_kernel(real *out, real *mean, real *rstd, const real *inp,

@@ -5,40 +5,9 @@
  * that is not -100 stops the kernel (a device assert, the CPU's TT_ASSERT). Saves lse (N) and
  * recomputes the probabilities in backward. Deterministic: the loss is one block's fixed tree
  * in double over the saved lse, the count an integer tree, no atomics. */
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh"
 
 #include <assert.h>
-#include <cuda_runtime.h>
-
-#define WARPS (TT_CUDA_THREADS / 32)
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
-
-/* r over the rows [0, N), one warp each, a grid of warps apart */
-#define ROW_LOOP(r, N)                                                                             \
-    for (int64_t r = blockIdx.x * (int64_t)WARPS + threadIdx.x / 32; r < (N);                      \
-         r += (int64_t)gridDim.x * WARPS)
-
-/* every lane gets the same sum (a + b == b + a in IEEE, so the butterfly is symmetric) */
-static __device__ real warp_sum(real v)
-{
-    for (int o = 16; o > 0; o /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/* the row's max, NaNs skipped as on the CPU; lane 0's, broadcast, so every lane agrees */
-static __device__ real warp_max(real v)
-{
-    for (int o = 16; o > 0; o /= 2) {
-        real u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = u > v ? u : v;
-    }
-    return __shfl_sync(0xffffffffu, v, 0);
-}
 
 /* lse (N) = the log-sum-exp of each row of logits (N,V) */
 static __global__ void lse_kernel(real *lse, const real *logits, int64_t N, int V)

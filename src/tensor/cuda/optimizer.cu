@@ -4,20 +4,8 @@
  * host's struct. The sum of squares is a fixed two-pass tree in double (a block count that
  * depends on n only, never on the GPU), so the norm has the same bits on every run; it is the
  * one launcher here that waits for the device, to hand the host its double. */
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh"
 #include "tensor/kernel_math.h"
-
-#include <cuda_runtime.h>
-
-/* i over [0, n), a grid stride apart */
-#define GRID_LOOP(i, n)                                                                            \
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
-         i += (int64_t)gridDim.x * blockDim.x)
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
 
 /* p, m, v, g (n): one AdamW update each */
 static __global__ void adamw_kernel(real *p, real *m, real *v, const real *g, tt_adamw_scalars s,

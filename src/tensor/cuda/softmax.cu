@@ -4,39 +4,7 @@
  *   backward, per row: dx_j += y_j * (dy_j - sum_k dy_k y_k). Saves its output y.
  * Lane l reduces columns l, l + 32, ... in order, then the lanes combine in a fixed butterfly:
  * the same bits on every run, for any C (the warp loops past 32 columns). */
-#include "tensor/cuda/cuda.h"
-
-#include <cuda_runtime.h>
-
-#define WARPS (TT_CUDA_THREADS / 32)
-
-static cudaStream_t stream(void)
-{
-    return (cudaStream_t)tt_cuda_stream();
-}
-
-/* r over the rows [0, N), one warp each, a grid of warps apart */
-#define ROW_LOOP(r, N)                                                                             \
-    for (int64_t r = blockIdx.x * (int64_t)WARPS + threadIdx.x / 32; r < (N);                      \
-         r += (int64_t)gridDim.x * WARPS)
-
-/* every lane gets the same sum (a + b == b + a in IEEE, so the butterfly is symmetric) */
-static __device__ real warp_sum(real v)
-{
-    for (int o = 16; o > 0; o /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/* the row's max, NaNs skipped as on the CPU; lane 0's, broadcast, so every lane agrees */
-static __device__ real warp_max(real v)
-{
-    for (int o = 16; o > 0; o /= 2) {
-        real u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = u > v ? u : v;
-    }
-    return __shfl_sync(0xffffffffu, v, 0);
-}
+#include "tensor/cuda/common.cuh"
 
 /* out (N,C), inp (N,C) */
 static __global__ void softmax_kernel(real *out, const real *inp, int64_t N, int C)

@@ -1,0 +1,46 @@
+/* cuda/common.cuh: what the kernel files of the CUDA backend share (C++ only, included after
+ * cuda.h): the stream, the grid-stride and row-per-warp loops, and the warp reductions. Every
+ * reduction here is a fixed xor butterfly, so it gives the same bits on every run. */
+#ifndef TT_CUDA_COMMON_CUH
+#define TT_CUDA_COMMON_CUH
+
+#include "tensor/cuda/cuda.h"
+
+#include <cuda_runtime.h>
+
+#define WARPS (TT_CUDA_THREADS / 32)
+
+static inline cudaStream_t stream(void)
+{
+    return (cudaStream_t)tt_cuda_stream();
+}
+
+/* i over [0, n), one thread each, a grid apart */
+#define GRID_LOOP(i, n)                                                                            \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+/* r over the rows [0, N), one warp each, a grid of warps apart */
+#define ROW_LOOP(r, N)                                                                             \
+    for (int64_t r = blockIdx.x * (int64_t)WARPS + threadIdx.x / 32; r < (N);                      \
+         r += (int64_t)gridDim.x * WARPS)
+
+/* every lane gets the same sum (a + b == b + a in IEEE, so the butterfly is symmetric) */
+static __device__ inline real warp_sum(real v)
+{
+    for (int o = 16; o > 0; o /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* the row's max, NaNs skipped as on the CPU; lane 0's, broadcast, so every lane agrees */
+static __device__ inline real warp_max(real v)
+{
+    for (int o = 16; o > 0; o /= 2) {
+        real u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u > v ? u : v;
+    }
+    return __shfl_sync(0xffffffffu, v, 0);
+}
+
+#endif
