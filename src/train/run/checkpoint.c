@@ -30,14 +30,18 @@ static const char *moment_name(const tt_optim *o, int k)
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
 {
     const tt_params *ps = &r->model.params;
-    /* host copies of the values and moments, alive until the save (the writer keeps pointers) */
-    real *host[3] = {tt_params_host_alloc(ps, NULL, true), tt_params_host_alloc(ps, r->opt.m, true),
-                     tt_params_host_alloc(ps, r->opt.v, true)};
+    /* host copies of the values and the moments the optimizer has (SGD: one), alive until the
+     * save (the writer keeps pointers) */
+    const real *dev[3] = {NULL, r->opt.m, r->opt.v};
+    real *host[3] = {tt_params_host_alloc(ps, NULL, true), NULL, NULL};
     tt_st_writer w;
     tt_st_writer_init(&w);
     tt_params_write(ps, host[0], &w, "");
     for (int k = 0; k < 2; k++)
-        if (moment_name(&r->opt, k)) tt_params_write(ps, host[1 + k], &w, moment_name(&r->opt, k));
+        if (moment_name(&r->opt, k)) {
+            host[1 + k] = tt_params_host_alloc(ps, dev[1 + k], true);
+            tt_params_write(ps, host[1 + k], &w, moment_name(&r->opt, k));
+        }
     int64_t one = 1, state[3] = {r->opt.t, (int64_t)r->dropout.counter,
                                  (int64_t)r->mask.counter};
     tt_st_writer_add(&w, "optim.step", TT_ST_I64, 1, &one, &state[0]);

@@ -94,11 +94,6 @@ static tt_var *normal_var(tt_graph *g, tt_shape s, tt_rng *r, real std)
     return v;
 }
 
-/* A host copy of a tensor of the graph's device: free() it. */
-static real *host_of(tt_graph *g, const tt_tensor *t)
-{
-    return tt_tensor_host_copy(g->be, t);
-}
 
 static double mean_of(const real *x, int64_t n)
 {
@@ -144,7 +139,8 @@ void tt_study_variance(const tt_study_opts *o, tt_study_var *out)
         tt_var *k = normal_var(g, tt_shape3(S, 1, dk), &r, R(1));
         tt_var *dot = tt_matmul(g, q, k, false, true); /* [S,1,1]: one q.k per sample */
         tt_var *scaled = tt_scale(g, dot, R(1) / R_SQRT((real)dk));
-        real *d = host_of(g, &dot->val), *ds = host_of(g, &scaled->val);
+        real *d = tt_tensor_host_copy(g->be, &dot->val);
+        real *ds = tt_tensor_host_copy(g->be, &scaled->val);
         out[i] = (tt_study_var){.dk = dk, .var_unscaled = var_of(d, S),
                                 .var_scaled = var_of(ds, S), .mean_unscaled = mean_of(d, S)};
         free(d);
@@ -187,7 +183,7 @@ void tt_study_saturation(const tt_study_opts *o, tt_study_sat *out)
                         tt_softmax(g, tt_scale(g, scores, R(1) / R_SQRT((real)dk)))};
         out[i].dk = dk;
         for (int s = 0; s < 2; s++) {
-            real *h = host_of(g, &w[s]->val);
+            real *h = tt_tensor_host_copy(g->be, &w[s]->val);
             row_stats(h, rows, T, &out[i].max_w[s], &out[i].entropy[s]);
             free(h);
         }
@@ -233,8 +229,9 @@ static void grad_variant(tt_graph *g, const tt_study_opts *o, int dk, int varian
     tt_var *loss_c = tt_sum(g, tt_mul(g, oc, rv));
 
     tt_backward(g, tt_add(g, loss_f, loss_c));
-    real *ds = host_of(g, &logits->grad), *dq = host_of(g, &qf->grad);
-    real *dkey = host_of(g, &kf->grad);
+    real *ds = tt_tensor_host_copy(g->be, &logits->grad);
+    real *dq = tt_tensor_host_copy(g->be, &qf->grad);
+    real *dkey = tt_tensor_host_copy(g->be, &kf->grad);
     double *tmp = tt_xmalloc((size_t)B * T * sizeof(double));
     res->dscores[variant] = rms_of(ds, logits->grad.n);
     res->dscores_med[variant] = median_row_rms(ds, B * T, T, tmp);
