@@ -65,9 +65,10 @@ CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -M
              $(PKG_CFLAGS) $(CUDA_DEF)
 LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) $(CUDA_LIBS) -lm -pthread
 
-# src/train/main.c is the program's main(); everything else is library (the tests drive the
-# program through tt_train_main, in process).
-LIB_SRC   := $(filter-out src/train/main.c,\
+# src/train/main.c and infer_main.c are the programs' main(); everything else is library (the
+# tests drive the programs through tt_train_main and tt_infer_main, in process).
+MAIN_SRC  := src/train/main.c src/train/infer_main.c
+LIB_SRC   := $(filter-out $(MAIN_SRC),\
                $(wildcard src/tensor/*.c src/tensor/cpu/*.c src/tensor/guard/*.c src/autograd/*.c \
                           src/nn/*.c src/train/*/*.c src/train/*.c))
 TEST_SRC  := $(wildcard tests/*.c)
@@ -84,16 +85,20 @@ BENCH_STEP := $(BUILD)/bench_step
 # ./train at the repository root (DESIGN.md section 6), from the CPU or the CUDA build; other
 # builds keep theirs in BUILD. A stamp names the variant ./train was last linked as, so that
 # switching between `make` and `make CUDA=1` relinks it.
+# ./infer (a checkpoint's maps, predictions, generation, evaluation) sits beside it, linked the
+# same way.
 ifneq ($(filter $(BUILD),build build/cuda),)
   TRAIN := train
+  INFER := infer
   TRAIN_STAMP := build/.train-$(if $(filter 1,$(CUDA)),cuda,cpu)
 else
   TRAIN := $(BUILD)/train
+  INFER := $(BUILD)/infer
 endif
 
 .PHONY: all test bench bench-step deps deps-ok clean run
 all: deps-ok
-	@$(MAKE) --no-print-directory libs $(TRAIN)
+	@$(MAKE) --no-print-directory libs $(TRAIN) $(INFER)
 
 # The first command on a fresh clone: packages, build, then train the tiny config.
 run: deps-ok
@@ -144,6 +149,10 @@ $(CHECK64): $(call obj,f64,$(TEST_SRC)) $(LIB64)
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
 $(TRAIN): $(call obj,f32,src/train/main.c) $(LIB32) $(TRAIN_STAMP)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $(filter-out $(TRAIN_STAMP),$^) $(LDLIBS_ALL)
+
+$(INFER): $(call obj,f32,src/train/infer_main.c) $(LIB32) $(TRAIN_STAMP)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $(filter-out $(TRAIN_STAMP),$^) $(LDLIBS_ALL)
 
@@ -198,7 +207,7 @@ viewer-check:
 # Chromium: any JavaScript error fails; the screenshot is kept (skipped without Chromium).
 VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
-	@$(MAKE) --no-print-directory runners $(TRAIN)
+	@$(MAKE) --no-print-directory runners $(TRAIN) $(INFER)
 	@$(MAKE) --no-print-directory header-check
 	$(CHECK32)
 	$(CHECK64)
@@ -232,6 +241,6 @@ deps-ok:
 	@scripts/deps.sh ensure
 
 clean:
-	rm -rf build train
+	rm -rf build train infer
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -31,6 +31,7 @@ typedef struct ctx {
      * when absent (the default). */
     const char *origin[TT_CONFIG_N_KEYS];
     const cJSON *val[TT_CONFIG_N_KEYS];
+    bool no_files; /* tt_config_from_text: the data files need not exist */
 } ctx;
 
 static bool is_section(const char *name)
@@ -383,6 +384,7 @@ static int check_rules(ctx *x)
         if (n > 5 && strcmp(stem + n - 5, ".json") == 0) n -= 5;
         snprintf(c->output.dir, sizeof c->output.dir, "runs/%.*s", (int)n, stem);
     }
+    if (x->no_files) return 0;
     if (resolve_file(x, key_index("data", "train"))) return -1;
     return resolve_file(x, key_index("data", "valid"));
 }
@@ -437,6 +439,18 @@ static int parse(const ctx *x, const char *text, cJSON **root)
     return 0;
 }
 
+/* The overrides, the shape, every key, then the rules: the same for a file and for text. */
+static int validate(ctx *x, cJSON *root, const char *const *sets, int n_sets)
+{
+    int rc = 0;
+    for (int i = 0; i < n_sets && !rc; i++)
+        rc = apply_set(x, root, sets[i]);
+    if (!rc) rc = check_shape(x, root);
+    for (int k = 0; k < TT_CONFIG_N_KEYS && !rc; k++)
+        rc = read_key(x, root, k);
+    return rc ? rc : check_rules(x);
+}
+
 static int load(ctx *x, cJSON **root, const char *const *sets, int n_sets)
 {
     tt_config *c = x->c;
@@ -456,12 +470,7 @@ static int load(ctx *x, cJSON **root, const char *const *sets, int n_sets)
     if (!rc && (!realpath(folder, resolved) || strlen(resolved) >= sizeof c->dir))
         rc = tt_errorf(x->err, x->errlen, "%s: cannot resolve its folder %s", x->path, folder);
     if (!rc) strcpy(c->dir, resolved);
-    for (int i = 0; i < n_sets && !rc; i++)
-        rc = apply_set(x, *root, sets[i]);
-    if (!rc) rc = check_shape(x, *root);
-    for (int k = 0; k < TT_CONFIG_N_KEYS && !rc; k++)
-        rc = read_key(x, *root, k);
-    return rc ? rc : check_rules(x);
+    return rc ? rc : validate(x, *root, sets, n_sets);
 }
 
 int tt_config_load(tt_config *c, const char *path, const char *const *sets, int n_sets, char *err,
@@ -471,6 +480,21 @@ int tt_config_load(tt_config *c, const char *path, const char *const *sets, int 
     ctx x = {.c = c, .path = path, .err = err, .errlen = errlen};
     cJSON *root = NULL;
     int rc = load(&x, &root, sets, n_sets);
+    cJSON_Delete(root);
+    if (rc) tt_config_free(c);
+    return rc;
+}
+
+int tt_config_from_text(tt_config *c, const char *text, const char *origin,
+                        const char *const *sets, int n_sets, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    ctx x = {.c = c, .path = origin, .err = err, .errlen = errlen, .no_files = true};
+    snprintf(c->path, sizeof c->path, "%s", origin);
+    strcpy(c->dir, "/"); /* a resolved config's data paths are absolute */
+    cJSON *root = NULL;
+    int rc = parse(&x, text, &root);
+    if (!rc) rc = validate(&x, root, sets, n_sets);
     cJSON_Delete(root);
     if (rc) tt_config_free(c);
     return rc;

@@ -84,6 +84,11 @@ typedef struct tt_config {
  * success; -1 with one message in err (c is then freed and empty). */
 int tt_config_load(tt_config *c, const char *path, const char *const *sets, int n_sets,
                    char *err, size_t errlen);
+/* A resolved config read back from text (a checkpoint's "config" metadata): the same overrides
+ * and checks as tt_config_load, but the data files need not exist (a checkpoint outlives its
+ * data; their paths are kept as written). origin names the text in messages. */
+int tt_config_from_text(tt_config *c, const char *text, const char *origin,
+                        const char *const *sets, int n_sets, char *err, size_t errlen);
 /* The resolved config (every key, defaults included) as a JSON object text, malloc'ed; the same
  * key names as the file, so it loads again as a config. */
 char *tt_config_to_json(const tt_config *c);

@@ -287,6 +287,19 @@ int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen)
     return rc;
 }
 
+int tt_split_load(tt_corpus *c, const tt_config *cfg, tt_split *s, const char *path, char *err,
+                  size_t errlen)
+{
+    *s = (tt_split){0};
+    int rc = read_split(c, cfg, s, path, false, NULL, NULL, NULL, NULL, err, errlen);
+    if (rc) {
+        free(s->ex);
+        free(s->store);
+        *s = (tt_split){0};
+    }
+    return rc;
+}
+
 static void split_free(tt_split *s)
 {
     free(s->ex);

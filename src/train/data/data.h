@@ -69,6 +69,11 @@ typedef struct tt_corpus {
 
 int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen);
 void tt_corpus_free(tt_corpus *c);
+/* One more file read as a split of c with c's vocabularies as they are (a checkpoint's): words
+ * it lacks become [UNK]; a tag or label it lacks is an error naming the line. The format, the
+ * seq_len rule and data.truncate are the training files'. On error s is left empty. */
+int tt_split_load(tt_corpus *c, const tt_config *cfg, tt_split *s, const char *path, char *err,
+                  size_t errlen);
 /* Output classes of the head: labels for tag and classify, the vocabulary for mlm and lm. */
 int tt_corpus_n_out(const tt_corpus *c);
 
