@@ -80,6 +80,7 @@ LIB32 := $(BUILD)/libtt_f32.a
 LIB64 := $(BUILD)/libtt_f64.a
 CHECK32 := $(BUILD)/check_f32
 CHECK64 := $(BUILD)/check_f64
+DOCS_FIGURES := $(BUILD)/docs_figures
 BENCH_MATMUL := $(BUILD)/bench_matmul
 BENCH_STEP := $(BUILD)/bench_step
 # ./train at the repository root (DESIGN.md section 6), from the CPU or the CUDA build; other
@@ -163,6 +164,10 @@ $(TRAIN_STAMP):
 	@touch $@
 endif
 
+$(DOCS_FIGURES): $(call obj,f32,scripts/docs_figures.c) $(LIB32)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
 $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
@@ -214,6 +219,21 @@ test: deps-ok
 	@rm -rf $(VIEW_CHECK)
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
 	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
+ifeq ($(DEBUG),0)
+	@$(MAKE) --no-print-directory docs-check
+endif
+
+# make docs: the README's marked figures (<!--fig ...-->) and its pictures (docs/img/) from fresh
+# runs of the configs they name (scripts/docs.sh, scripts/docs_figures.c); make docs-check (the
+# last step of make test) fails when the README quotes a figure this build does not reproduce.
+.PHONY: docs docs-check
+docs: deps-ok
+	@$(MAKE) --no-print-directory $(TRAIN) $(DOCS_FIGURES)
+	scripts/docs.sh fill $(TRAIN) $(DOCS_FIGURES)
+
+docs-check: deps-ok
+	@$(MAKE) --no-print-directory $(TRAIN) $(DOCS_FIGURES)
+	scripts/docs.sh check $(TRAIN) $(DOCS_FIGURES)
 
 # header-check: the headers a CUDA file includes compile as C++ with C linkage, and philox.h
 # in a __global__ kernel when nvcc is there (tests/cxx/check.sh; either part is skipped with a

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# docs.sh fill|check TRAIN DOCS_FIGURES: the README's figures and pictures from fresh runs.
+#   fill   (make docs): trains every run the README's marked figures name (configs/<run>.json,
+#          into build/docs/<run>), writes the figures into README.md (scripts/docs_figures.c),
+#          copies the pictures into docs/img/ and takes the viewer's screenshot
+#   check  (make docs-check, part of make test): the same runs, then fails when a figure of
+#          README.md or a picture of docs/img/ differs from what this build gives
+# Runs are pinned to 2 threads and OpenBLAS's Haswell (AVX2) kernels, so their bits are those of
+# any x86-64 machine with AVX2 and FMA, whatever its core count or its AVX-512.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -ne 3 ] || { [ "$1" != fill ] && [ "$1" != check ]; }; then
+    echo "usage: $0 fill|check TRAIN DOCS_FIGURES" >&2
+    exit 2
+fi
+mode=$1 train=$2 figures=$3
+out=build/docs
+export OPENBLAS_CORETYPE=Haswell
+
+# The pictures: every docs/img/RUN_REST.svg the README shows comes from build/docs/RUN/REST.svg
+# or build/docs/RUN/attention/REST.svg (tiny_epoch_008.svg: tiny/attention/epoch_008.svg).
+pictures=$(grep -o 'docs/img/[A-Za-z0-9_.-]*\.svg' README.md | sed 's|docs/img/||' | sort -u)
+runs=$( { "$figures" runs README.md "$out"; for p in $pictures; do echo "${p%%_*}"; done; } |
+        sort -u)
+mkdir -p "$out"
+for run in $runs; do
+    echo "docs: ./$train configs/$run.json -> $out/$run"
+    rm -rf "${out:?}/$run"
+    "./$train" "configs/$run.json" --set threads=2 --set output.dir="\"$out/$run\"" \
+        >"$out/$run.log"
+done
+
+status=0
+"$figures" "$mode" README.md "$out" || status=1
+for name in $pictures; do
+    run=${name%%_*} rest=${name#*_}
+    src=$out/$run/$rest
+    [ -f "$src" ] || src=$out/$run/attention/$rest
+    if [ ! -f "$src" ]; then
+        echo "docs: README shows docs/img/$name, and no run here writes $run/$rest" >&2
+        status=1
+    elif [ "$mode" = fill ]; then
+        cp "$src" "docs/img/$name"
+    elif ! cmp -s "$src" "docs/img/$name"; then
+        echo "STALE: docs/img/$name differs from $src (make docs rewrites it)"
+        status=1
+    fi
+done
+if [ "$mode" = fill ]; then
+    scripts/check_html.sh "$out/tiny/attention/index.html" docs/img/viewer.png
+    echo "docs: README.md figures and docs/img/ rewritten from $out; look at the pictures"
+elif [ $status -ne 0 ]; then
+    echo "docs-check: the README or docs/img/ is stale: run make docs, look, commit" >&2
+fi
+exit $status

@@ -1,0 +1,213 @@
+/* docs_figures.c: the README's figures, recomputed from fresh runs (make docs, make docs-check;
+ * scripts/docs.sh trains the runs). A figure in README.md is marked where it stands:
+ *   <!--fig SPEC-->0.9995<!--/fig-->
+ * and SPEC names the run (a config under configs/, trained into DOCS/<run>/) and what to read:
+ *   metric RUN EPOCH KEY DIGITS      KEY of the evaluation line of EPOCH ("last": the last one)
+ *                                    of metrics.jsonl, with DIGITS decimals
+ *   entropy RUN EPOCH min|max DIGITS the smallest or largest head of that line's
+ *                                    attention_entropy (the validation set's mean row entropy)
+ *   attn RUN EPOCH PROBE LAYER HEAD QUERY KEY DIGITS
+ *                                    the weight of word QUERY on word KEY (first occurrences) in
+ *                                    probe PROBE's map, attention/epoch_EPOCH.json
+ *   probe_entropy RUN EPOCH PROBE min|max DIGITS   over heads, a probe's mean row entropy
+ *   maxattn RUN EPOCH PROBE QUERY KEY DIGITS       the largest QUERY -> KEY weight of any head
+ *   maxattn_head RUN EPOCH PROBE QUERY KEY         "layer L, head H" of that head
+ *   table RUN                        the first table of DOCS/RUN/report.md (the study's headline)
+ * Usage: docs_figures runs|check|fill README DOCS. runs prints the runs the figures need; check
+ * prints each figure that differs and exits 1 if any; fill rewrites README with the figures. */
+#include "train/report/maps.h"
+#include "train/report/render.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPEN "<!--fig "
+#define CLOSE "<!--/fig-->"
+#define MAX_ARGS 12
+
+static const char *docs;
+
+static _Noreturn void die(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "docs_figures: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+static char *slurp(const char *run, const char *file)
+{
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s/%s/%s", docs, run, file);
+    char *t = tt_render_slurp(path, err, sizeof err);
+    if (!t) die("%s%s", err, "");
+    return t;
+}
+
+/* The evaluation line of metrics.jsonl for epoch ("last" or a number), parsed. */
+static cJSON *eval_line(const char *run, const char *epoch)
+{
+    char *text = slurp(run, "metrics.jsonl");
+    cJSON *found = NULL;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *e = cJSON_GetObjectItem(o, "epoch");
+        bool want = cJSON_GetObjectItem(o, "valid_acc") &&
+                    (!strcmp(epoch, "last") || (e && e->valueint == atoi(epoch)));
+        if (want) cJSON_Delete(found), found = o;
+        else cJSON_Delete(o);
+    }
+    free(text);
+    if (!found) die("%s: no evaluation line for epoch %s", run, epoch);
+    return found;
+}
+
+static tt_attn_epoch read_epoch(const char *run, const char *epoch)
+{
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s/%s/attention/epoch_%03d.json", docs, run, atoi(epoch));
+    tt_attn_epoch e;
+    if (tt_attn_epoch_read(&e, path, err, sizeof err)) die("%s%s", err, "");
+    return e;
+}
+
+static int token(const tt_attn_probe *p, const char *word)
+{
+    for (int t = 0; t < p->T; t++)
+        if (!strcmp(p->tokens[t], word)) return t;
+    die("no word \"%s\" in the probe \"%s\"", word, p->text);
+}
+
+static const tt_attn_probe *probe(const tt_attn_epoch *e, const char *i)
+{
+    int p = atoi(i);
+    if (p < 0 || p >= e->n_probes) die("no probe %s%s", i, "");
+    return &e->probes[p];
+}
+
+/* The figure of one spec (argv-like), written into out. */
+static void figure(char **a, int n, char *out, size_t len)
+{
+    const char *kind = a[0];
+    int digits = atoi(a[n - 1]);
+    double v = NAN;
+    if (!strcmp(kind, "table") && n == 2) {
+        char *text = slurp(a[1], "report.md"), *start = strstr(text, "\n|");
+        if (!start) die("%s/report.md: no table", a[1], "");
+        char *end = strstr(start + 1, "\n\n");
+        if (end) end[0] = '\0';
+        snprintf(out, len, "\n%s\n", start + 1);
+        free(text);
+        return;
+    } else if (!strcmp(kind, "metric") && n == 5) {
+        cJSON *o = eval_line(a[1], a[2]);
+        const cJSON *k = cJSON_GetObjectItem(o, a[3]);
+        if (!cJSON_IsNumber(k)) die("%s: no number %s in the evaluation line", a[1], a[3]);
+        v = k->valuedouble;
+        cJSON_Delete(o);
+    } else if (!strcmp(kind, "entropy") && n == 5) {
+        cJSON *o = eval_line(a[1], a[2]);
+        bool min = !strcmp(a[3], "min");
+        v = min ? INFINITY : -INFINITY;
+        const cJSON *layer, *head;
+        cJSON_ArrayForEach(layer, cJSON_GetObjectItem(o, "attention_entropy"))
+            cJSON_ArrayForEach(head, layer) v = min ? fmin(v, head->valuedouble)
+                                                    : fmax(v, head->valuedouble);
+        cJSON_Delete(o);
+    } else if ((!strcmp(kind, "attn") && n == 9) || (!strcmp(kind, "probe_entropy") && n == 6) ||
+               (!strncmp(kind, "maxattn", 7) && n >= 6)) {
+        tt_attn_epoch e = read_epoch(a[1], a[2]);
+        const tt_attn_probe *p = probe(&e, a[3]);
+        int T = p->T, best_l = 0, best_h = 0;
+        if (!strcmp(kind, "attn")) {
+            int l = atoi(a[4]), h = atoi(a[5]);
+            if (l < 0 || l >= e.L || h < 0 || h >= e.H) die("no layer %s, head %s", a[4], a[5]);
+            v = (double)p->w[(((size_t)l * e.H + h) * T + token(p, a[6])) * T + token(p, a[7])];
+        } else if (!strcmp(kind, "probe_entropy")) {
+            bool min = !strcmp(a[4], "min");
+            v = min ? INFINITY : -INFINITY;
+            for (int l = 0; l < e.L; l++)
+                for (int h = 0; h < e.H; h++) {
+                    double x = tt_attn_mean_entropy(&e, atoi(a[3]), l, h);
+                    v = min ? fmin(v, x) : fmax(v, x);
+                }
+        } else {
+            int q = token(p, a[4]), k = token(p, a[5]);
+            v = -1;
+            for (int l = 0; l < e.L; l++)
+                for (int h = 0; h < e.H; h++) {
+                    double x = (double)p->w[(((size_t)l * e.H + h) * T + q) * T + k];
+                    if (x > v) v = x, best_l = l, best_h = h;
+                }
+            if (!strcmp(kind, "maxattn_head")) {
+                snprintf(out, len, "layer %d, head %d", best_l, best_h);
+                tt_attn_epoch_free(&e);
+                return;
+            }
+        }
+        tt_attn_epoch_free(&e);
+    } else {
+        die("unknown figure \"%s\" (or a wrong number of arguments)%s", kind, "");
+    }
+    snprintf(out, len, "%.*f", digits, v);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) die("usage: docs_figures runs|check|fill README DOCS%s%s", "", "");
+    const char *mode = argv[1], *readme = argv[2];
+    docs = argv[3];
+    char err[1024];
+    char *text = tt_render_slurp(readme, err, sizeof err);
+    if (!text) die("%s%s", err, "");
+    size_t cap = strlen(text) * 2 + 65536, n = 0;
+    char *outbuf = tt_xmalloc(cap), runs[64][64];
+    int n_runs = 0, stale = 0, count = 0;
+    char *p = text;
+    for (char *at; (at = strstr(p, OPEN));) {
+        char *spec_end = strstr(at, "-->"), *close = spec_end ? strstr(spec_end, CLOSE) : NULL;
+        if (!close) die("%s: a figure marker without its end: %.40s", readme, at);
+        char spec[512], *args[MAX_ARGS], got[8192];
+        size_t sl = (size_t)(spec_end - at) - strlen(OPEN);
+        snprintf(spec, sizeof spec, "%.*s", (int)sl, at + strlen(OPEN));
+        int na = 0;
+        for (char *t = strtok(spec, " "); t && na < MAX_ARGS; t = strtok(NULL, " ")) args[na++] = t;
+        if (na < 2) die("%s: an empty figure marker%s", readme, "");
+        bool seen = false;
+        for (int i = 0; i < n_runs; i++) seen |= !strcmp(runs[i], args[1]);
+        if (!seen && n_runs < 64) snprintf(runs[n_runs++], 64, "%s", args[1]);
+        const char *old = spec_end + 3;
+        size_t old_len = (size_t)(close - old);
+        if (strcmp(mode, "runs")) figure(args, na, got, sizeof got);
+        else got[0] = '\0';
+        count++;
+        if (!strcmp(mode, "check") && (strlen(got) != old_len || strncmp(got, old, old_len))) {
+            printf("STALE: README says \"%.*s\", the build gives \"%s\" (%.*s)\n", (int)old_len,
+                   old, got, (int)sl, at + strlen(OPEN));
+            stale++;
+        }
+        n += (size_t)snprintf(outbuf + n, cap - n, "%.*s%s", (int)(old - p), p, got);
+        p = close;
+    }
+    n += (size_t)snprintf(outbuf + n, cap - n, "%s", p);
+    if (!strcmp(mode, "runs")) {
+        for (int i = 0; i < n_runs; i++) printf("%s\n", runs[i]);
+    } else if (!strcmp(mode, "fill")) {
+        tt_atomic_file f;
+        if (tt_atomic_open(&f, readme, err, sizeof err)) die("%s%s", err, "");
+        bool ok = fwrite(outbuf, 1, n, f.f) == n;
+        if (tt_atomic_close(&f, ok, err, sizeof err)) die("%s%s", err, "");
+        printf("docs_figures: %d figures of %s filled from %s\n", count, readme, docs);
+    } else if (!strcmp(mode, "check")) {
+        printf("docs_figures: %d of %d figures of %s differ from the runs in %s\n", stale, count,
+               readme, docs);
+    } else {
+        die("%s: unknown mode; allowed: runs, check, fill%s", mode, "");
+    }
+    free(outbuf);
+    free(text);
+    return stale ? 1 : 0;
+}
