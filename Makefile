@@ -228,12 +228,12 @@ endif
 # last step of make test) fails when the README quotes a figure this build does not reproduce.
 .PHONY: docs docs-check
 docs: deps-ok
-	@$(MAKE) --no-print-directory $(TRAIN) $(DOCS_FIGURES)
-	scripts/docs.sh fill $(TRAIN) $(DOCS_FIGURES)
+	@$(MAKE) --no-print-directory $(TRAIN) $(INFER) $(DOCS_FIGURES)
+	TT_INFER=./$(INFER) scripts/docs.sh fill $(TRAIN) $(DOCS_FIGURES)
 
 docs-check: deps-ok
-	@$(MAKE) --no-print-directory $(TRAIN) $(DOCS_FIGURES)
-	scripts/docs.sh check $(TRAIN) $(DOCS_FIGURES)
+	@$(MAKE) --no-print-directory $(TRAIN) $(INFER) $(DOCS_FIGURES)
+	TT_INFER=./$(INFER) scripts/docs.sh check $(TRAIN) $(DOCS_FIGURES)
 
 # header-check: the headers a CUDA file includes compile as C++ with C linkage, and philox.h
 # in a __global__ kernel when nvcc is there (tests/cxx/check.sh; either part is skipped with a

@@ -13,6 +13,9 @@
  *   maxattn RUN EPOCH PROBE QUERY KEY DIGITS       the largest QUERY -> KEY weight of any head
  *   maxattn_head RUN EPOCH PROBE QUERY KEY         "layer L, head H" of that head
  *   table RUN                        the first table of DOCS/RUN/report.md (the study's headline)
+ *   out RUN ARGS...                  a fenced block: "$ ./infer ARGS" and what it prints, with CK
+ *                                    in ARGS the run's last checkpoint (shown as runs/RUN/...,
+ *                                    run from DOCS/RUN/...); $TT_INFER is ./infer's path
  * Usage: docs_figures runs|check|fill README DOCS. runs prints the runs the figures need; check
  * prints each figure that differs and exits 1 if any; fill rewrites README with the figures. */
 #include "train/report/maps.h"
@@ -86,6 +89,50 @@ static const tt_attn_probe *probe(const tt_attn_epoch *e, const char *i)
     int p = atoi(i);
     if (p < 0 || p >= e->n_probes) die("no probe %s%s", i, "");
     return &e->probes[p];
+}
+
+/* s with every "CK" word replaced by ck, into buf. */
+static void with_ck(const char *s, const char *ck, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = s; *p && n + 1 < len;) {
+        bool word = !strncmp(p, "CK", 2) && (p == s || p[-1] == ' ') && (!p[2] || p[2] == ' ');
+        n += (size_t)snprintf(buf + n, len - n, "%s", word ? ck : (char[2]){*p, 0});
+        p += word ? 2 : 1;
+    }
+}
+
+/* "out": ./infer run on the docs run's last checkpoint; the block shows the path a user's own
+ * run has (runs/RUN/...). */
+static void infer_block(const char *run, const char *args, char *out, size_t len)
+{
+    char dir[2048], ck[8192], shown[8192], cmd[40000], line[4096];
+    snprintf(dir, sizeof dir, "%s/%s/checkpoints", docs, run);
+    snprintf(cmd, sizeof cmd, "ls %s | tail -1", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p || !fgets(line, sizeof line, p)) die("%s: no checkpoint%s", dir, "");
+    pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(ck, sizeof ck, "%s/%s", dir, line);
+    snprintf(shown, sizeof shown, "runs/%s/checkpoints/%s", run, line);
+    const char *infer = getenv("TT_INFER") ? getenv("TT_INFER") : "./infer";
+    char real_args[16384], shown_args[16384];
+    with_ck(args, ck, real_args, sizeof real_args);
+    with_ck(args, shown, shown_args, sizeof shown_args);
+    snprintf(cmd, sizeof cmd, "%.1024s %s 2>/dev/null", infer, real_args);
+    size_t n = (size_t)snprintf(out, len, "\n```\n$ ./infer %s\n", shown_args);
+    if (!(p = popen(cmd, "r"))) die("cannot run %s%s", cmd, "");
+    while (fgets(line, sizeof line, p) && n < len) {
+        char *at = strstr(line, ck); /* paths it prints: the user's */
+        if (at) {
+            char rest[4096];
+            snprintf(rest, sizeof rest, "%s", at + strlen(ck));
+            snprintf(at, sizeof line - (size_t)(at - line), "%s%s", shown, rest);
+        }
+        n += (size_t)snprintf(out + n, len - n, "%s", line);
+    }
+    if (pclose(p) != 0) die("%s: failed%s", cmd, "");
+    snprintf(out + n, len > n ? len - n : 0, "```\n");
 }
 
 /* The figure of one spec (argv-like), written into out. */
@@ -170,7 +217,7 @@ int main(int argc, char **argv)
     for (char *at; (at = strstr(p, OPEN));) {
         char *spec_end = strstr(at, "-->"), *close = spec_end ? strstr(spec_end, CLOSE) : NULL;
         if (!close) die("%s: a figure marker without its end: %.40s", readme, at);
-        char spec[512], *args[MAX_ARGS], got[8192];
+        char spec[512], *args[MAX_ARGS], got[32768];
         size_t sl = (size_t)(spec_end - at) - strlen(OPEN);
         snprintf(spec, sizeof spec, "%.*s", (int)sl, at + strlen(OPEN));
         int na = 0;
@@ -181,8 +228,14 @@ int main(int argc, char **argv)
         if (!seen && n_runs < 64) snprintf(runs[n_runs++], 64, "%s", args[1]);
         const char *old = spec_end + 3;
         size_t old_len = (size_t)(close - old);
-        if (strcmp(mode, "runs")) figure(args, na, got, sizeof got);
-        else got[0] = '\0';
+        if (!strcmp(mode, "runs")) got[0] = '\0';
+        else if (!strcmp(args[0], "out")) {
+            char raw[512]; /* the arguments as written, quotes and spaces kept */
+            const char *from = strstr(at + strlen(OPEN), args[1]) + strlen(args[1]);
+            snprintf(raw, sizeof raw, "%.*s", (int)(spec_end - from), from);
+            infer_block(args[1], raw + strspn(raw, " "), got, sizeof got);
+        }
+        else figure(args, na, got, sizeof got);
         count++;
         if (!strcmp(mode, "check") && (strlen(got) != old_len || strncmp(got, old, old_len))) {
             printf("STALE: README says \"%.*s\", the build gives \"%s\" (%.*s)\n", (int)old_len,
