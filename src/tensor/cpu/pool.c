@@ -116,12 +116,19 @@ static void *worker(void *arg)
     }
 }
 
+/* The order of the stores matters. A worker still in work() for the previous job may load
+ * claim = (old id, its last chunk + 1) just before this: while P.chunks still holds the old
+ * count, that chunk index fails the bound and the worker stops; once claim holds the new id,
+ * its compare-and-swap on the old value fails. Storing chunks before claim opened a window in
+ * which the old claim passed the new, larger bound, the CAS succeeded, and the worker ran a
+ * chunk of the new job (P.j) a second time and counted it in done (seen under load: a doubled
+ * "+=", a caller that returned early; tests/test_pool.c's stress case reproduced it). */
 static unsigned publish(void)
 {
     unsigned id = atomic_load(&P.gen) + 1;
     atomic_store(&P.done, 0);
-    atomic_store(&P.chunks, P.j.chunks);
     atomic_store(&P.claim, (unsigned long long)id << 32);
+    atomic_store(&P.chunks, P.j.chunks);
     atomic_store(&P.gen, id);
     if (atomic_load(&P.sleepers) > 0) {
         pthread_mutex_lock(&P.mu);
