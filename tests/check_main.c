@@ -33,6 +33,7 @@ int main(int argc, char **argv)
         {"optim", optim_suite},
         {"data", data_suite},
         {"train", train_suite},
+        {"runs", runs_suite},
         {"render", render_suite},
         {"study", study_suite},
         {"threads", threads_suite},
