@@ -101,10 +101,11 @@ endif
 all: deps-ok
 	@$(MAKE) --no-print-directory libs $(TRAIN) $(INFER)
 
-# The first command on a fresh clone: packages, build, then train the tiny config.
+# The first command on a fresh clone: packages, build, then train the tiny config. Its demo run
+# replaces the one before it in runs/tiny (--overwrite), so `make run` works again and again.
 run: deps-ok
 	@$(MAKE) --no-print-directory $(TRAIN)
-	./$(TRAIN) configs/tiny.json
+	./$(TRAIN) configs/tiny.json --overwrite
 
 .PHONY: libs runners
 libs: $(LIB32) $(LIB64)

@@ -34,6 +34,7 @@ int main(int argc, char **argv)
         {"data", data_suite},
         {"train", train_suite},
         {"infer", infer_suite},
+        {"runs", runs_suite},
         {"render", render_suite},
         {"study", study_suite},
         {"threads", threads_suite},

@@ -62,6 +62,9 @@ START_TEST(test_minimal_gets_defaults)
     ck_assert_double_eq(c.train.momentum, 0.9);
     ck_assert_double_eq(c.train.grad_clip, 1.0);
     ck_assert_int_eq(c.train.schedule, TT_SCHED_CONSTANT);
+    ck_assert_int_eq(c.train.schedule_epochs, 10); /* train.epochs */
+    ck_assert(!c.train.schedule_epochs_set);
+    ck_assert(c.data.valid_share == 0);
     ck_assert_str_eq(c.output.dir, "runs/c");
     ck_assert_int_eq(c.output.attention_every, 1);
     ck_assert_int_eq(c.output.checkpoint_every, 0);
@@ -110,7 +113,7 @@ static const char *const FULL =
     " 'train': {'epochs': 7, 'batch_size': 5, 'warmup_steps': 11, 'optimizer': 'sgd',"
     "  'lr': 0.30000000000000004,"
     "  'beta1': 0.8, 'beta2': 0.99, 'eps': 1e-6, 'weight_decay': 0, 'momentum': 0.5,"
-    "  'grad_clip': 2.5, 'schedule': 'cosine'},"
+    "  'grad_clip': 2.5, 'schedule': 'cosine', 'schedule_epochs': 9},"
     " 'output': {'dir': 'out/full', 'attention_every': 2, 'checkpoint_every': 3, 'log_every': 4}}";
 
 static void load_full(tt_cfg_fx *f, tt_config *c)
@@ -167,6 +170,8 @@ START_TEST(test_full_config_fields)
     ck_assert_double_eq(c.train.momentum, 0.5);
     ck_assert_double_eq(c.train.grad_clip, 2.5);
     ck_assert_int_eq(c.train.schedule, TT_SCHED_COSINE);
+    ck_assert_int_eq(c.train.schedule_epochs, 9);
+    ck_assert(c.train.schedule_epochs_set);
     ck_assert_str_eq(c.output.dir, "out/full");
     ck_assert_int_eq(c.output.attention_every, 2);
     ck_assert_int_eq(c.output.checkpoint_every, 3);
@@ -216,6 +221,8 @@ static void expect_same(const tt_config *a, const tt_config *b)
     SAME(train.momentum);
     SAME(train.grad_clip);
     SAME(train.schedule);
+    SAME(train.schedule_epochs);
+    SAME(data.valid_share);
     SAME(output.attention_every);
     SAME(output.checkpoint_every);
     SAME(output.log_every);
@@ -316,6 +323,7 @@ START_TEST(test_to_json_every_key)
                                        "train.momentum",
                                        "train.grad_clip",
                                        "train.schedule",
+                                       "train.schedule_epochs",
                                        "output.dir",
                                        "output.attention_every",
                                        "output.checkpoint_every",

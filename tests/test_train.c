@@ -7,14 +7,12 @@
 #include "testutil.h"
 
 #include "train/report/render.h"
-#include "train/cli.h"
 #include "train/run/run.h"
+#include "train_testutil.h"
 
 #include <cjson/cJSON.h>
 
-#include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,30 +20,8 @@
 
 static const char *dir; /* the test's folder (tt_tmp_setup) */
 
-static void put(const char *name, const char *text)
-{
-    FILE *f = fopen(tt_test_path(name), "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* A tagging corpus where the tag of "x" is decided by the word before it. */
-static void write_corpus(void)
-{
-    static const char *first[] = {"a", "b", "c", "d"}, *last[] = {"p", "q", "r"};
-    char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
-    for (int i = 0; i < 96; i++) {
-        const char *f = first[i % 4], *l = last[(i / 4) % 3];
-        snprintf(line, sizeof line, "%s x %s %s\tD %s N %s\n", f, l, f, i % 4 < 2 ? "V" : "N",
-                 (i / 4) % 3 ? "N" : "V");
-        strcat(i % 8 == 7 ? valid : train, line);
-    }
-    put("train.txt", train);
-    put("valid.txt", valid);
-    free(train);
-    free(valid);
-}
+/* ./train in process: stdout to /dev/null, stderr into message; the exit status */
+#define run(...) tt_test_train(__VA_ARGS__)
 
 static const char *CONFIG =
     "{\n"
@@ -62,46 +38,15 @@ static void write_config(const char *name, const char *schedule, const char *run
 {
     char text[2048];
     snprintf(text, sizeof text, CONFIG, schedule, dir, run);
-    put(name, text);
+    tt_test_put(name, text);
 }
 
 static void setup(void)
 {
     tt_tmp_setup();
     dir = tt_test_tmpdir();
-    write_corpus();
+    tt_test_tag_corpus();
     write_config("cfg.json", "cosine", "run");
-}
-
-/* Runs ./train with the arguments (NULL-terminated), stdout to /dev/null and stderr into
- * `message`; returns the exit status. */
-static int run(char *message, size_t len, ...)
-{
-    char *argv[32] = {"train"};
-    int argc = 1;
-    va_list ap;
-    va_start(ap, len);
-    for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
-    va_end(ap);
-    const char *errpath = tt_test_path("stderr.txt");
-    fflush(stdout);
-    fflush(stderr);
-    int out = dup(1), errfd = dup(2);
-    int devnull = open("/dev/null", O_WRONLY), ef = open(errpath, O_WRONLY | O_CREAT | O_TRUNC,
-                                                          0644);
-    dup2(devnull, 1);
-    dup2(ef, 2);
-    int rc = tt_train_main(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(out, 1);
-    dup2(errfd, 2);
-    close(out), close(errfd), close(devnull), close(ef);
-    FILE *f = fopen(errpath, "r");
-    size_t n = fread(message, 1, len - 1, f);
-    message[n] = '\0';
-    fclose(f);
-    return rc;
 }
 
 static const char *path(const char *rel) { return tt_test_path(rel); }
@@ -136,11 +81,11 @@ START_TEST(test_user_errors_exit_2)
                           b->want[k], msg);
     }
     /* invalid JSON, with its line and column */
-    put("broken.json", "{\n  \"seed\": 1,\n  \"data\": {\"task\" \"tag\"}\n}\n");
+    tt_test_put("broken.json", "{\n  \"seed\": 1,\n  \"data\": {\"task\" \"tag\"}\n}\n");
     ck_assert_int_eq(run(msg, sizeof msg, path("broken.json"), NULL), 2);
     ck_assert_msg(strstr(msg, "broken.json:3:"), "%s", msg);
     /* a required key missing */
-    put("notask.json", "{\"data\": {\"seq_len\": 6}}\n");
+    tt_test_put("notask.json", "{\"data\": {\"seq_len\": 6}}\n");
     ck_assert_int_eq(run(msg, sizeof msg, path("notask.json"), NULL), 2);
     ck_assert_msg(strstr(msg, "notask.json") && strstr(msg, "data.task"), "%s", msg);
     /* a missing config, no config, an unknown option */
@@ -152,12 +97,12 @@ START_TEST(test_user_errors_exit_2)
     ck_assert_msg(strstr(msg, "--fast"), "%s", msg);
     ck_assert_int_eq(run(msg, sizeof msg, "--help", NULL), 0);
     /* bad data: the file and the line */
-    put("bad.txt", "a x p\tD V N\na x\tD V N\n");
+    tt_test_put("bad.txt", "a x p\tD V N\na x\tD V N\n");
     ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--set", "data.train=\"bad.txt\"",
                          NULL), 2);
     ck_assert_msg(strstr(msg, "bad.txt:2") && strstr(msg, "2 words but 3 tags"), "%s", msg);
     /* a checkpoint that is not one: truncated, and one of another model */
-    put("trunc.safetensors", "\x10\0\0\0\0\0\0\0{\"a\":");
+    tt_test_put("trunc.safetensors", "\x10\0\0\0\0\0\0\0{\"a\":");
     ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--resume",
                          path("trunc.safetensors"), NULL), 2);
     ck_assert_msg(strstr(msg, "trunc.safetensors"), "%s", msg);
@@ -176,26 +121,12 @@ static void same_tensors(const char *a, const char *b)
     tt_test_same_tensors(a, b, meta);
 }
 
-/* metrics.jsonl without the timing field, from the first line whose epoch is >= from */
+/* metrics.jsonl of the run in run_dir without the timing field, from epoch `from` */
 static char *metrics(const char *run_dir, int from)
 {
-    char p[4200], line[1024];
+    char p[4200];
     snprintf(p, sizeof p, "%s/%s/metrics.jsonl", dir, run_dir);
-    FILE *f = fopen(p, "r");
-    ck_assert_ptr_nonnull(f);
-    char *out = tt_xcalloc(1, 1 << 20);
-    while (fgets(line, sizeof line, f)) {
-        char *e = strstr(line, "\"epoch\": ");
-        ck_assert_ptr_nonnull(e);
-        if (atoi(e + 9) < from) continue;
-        char *t = strstr(line, ", \"tokens_per_s\""); /* not on the epoch-0 line */
-        char *rest = t ? strchr(t + 2, ',') : NULL;
-        if (t && !rest) rest = strchr(t, '}');
-        if (t) memmove(t, rest, strlen(rest) + 1);
-        strcat(out, line);
-    }
-    fclose(f);
-    return out;
+    return tt_test_metrics(p, from);
 }
 
 START_TEST(test_resume_equals_uninterrupted)
@@ -322,8 +253,10 @@ START_TEST(test_nonfinite_loss_stops)
     static char before[1 << 20], after[1 << 20];
     size_t n = fread(before, 1, sizeof before, f);
     fclose(f);
+    /* the 1-epoch run's schedule has ended (rate 0): stretched over 4 epochs, it goes on */
     int rc = run(msg, sizeof msg, path("cfg.json"), "--set", "train.optimizer=\"sgd\"", "--set",
-                 "train.lr=1e30", "--set", "train.grad_clip=0", "--resume", ckpt, NULL);
+                 "train.lr=1e30", "--set", "train.grad_clip=0", "--set",
+                 "train.schedule_epochs=4", "--resume", ckpt, NULL);
     ck_assert_int_eq(rc, 2);
     ck_assert_msg(strstr(msg, "step ") && strstr(msg, "loss is"), "%s", msg);
     f = fopen(ckpt, "rb");
@@ -349,13 +282,7 @@ START_TEST(test_attention_dumps)
                       "%s", msg);
         char p[4200];
         snprintf(p, sizeof p, "%s/%s/attention/index.html", dir, run_dir);
-        char *html = tt_render_slurp(p, err, sizeof err);
-        ck_assert_msg(html, "%s", err);
-        char *start = strstr(html, "id=\"tt-data\">"), *end = start ? strstr(start, "</script>")
-                                                                    : NULL;
-        ck_assert_msg(start && end, "index.html has no tt-data");
-        *end = '\0';
-        cJSON *data = cJSON_Parse(start + strlen("id=\"tt-data\">"));
+        cJSON *data = tt_test_viewer_data(p);
         const cJSON *epochs = cJSON_GetObjectItem(data, "epochs");
         ck_assert_int_eq(cJSON_GetArraySize(epochs), 5); /* 0 (before training) to 4 */
         for (int ep = 0; ep <= 4; ep++) {
@@ -396,7 +323,6 @@ START_TEST(test_attention_dumps)
             tt_attn_epoch_free(&e);
         }
         cJSON_Delete(data);
-        free(html);
         char *m = metrics(run_dir, 0);
         ck_assert_msg(strstr(m, "\"epoch\": 0, \"valid_loss\"") &&
                           strstr(m, "\"attention_entropy\": [["),

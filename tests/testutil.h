@@ -35,6 +35,7 @@ Suite *optim_suite(void);     /* optimizers, schedules, clipping */
 Suite *data_suite(void);      /* tokenizer, corpora, batches */
 Suite *train_suite(void);     /* the program end to end */
 Suite *infer_suite(void);     /* ./infer: using a checkpoint */
+Suite *runs_suite(void);      /* run folders, resume and schedules, valid_share, progress */
 Suite *render_suite(void);    /* attention maps and plots: files, SVG, HTML, terminal */
 Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
 Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */

@@ -1,8 +1,10 @@
 /* cli.c: the command line of ./train (DESIGN.md section 6) and the choice between a training
  * run, a first-step dump and a study:
- *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT] [--dump-first-step FILE]
- * Exit status 0 when done, 2 for any error in the user's input: the one place where a status
- * of src/train becomes an exit status and a message on stderr. */
+ *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite]
+ *                  [--dump-first-step FILE]
+ * Everything is loaded and checked (config, data, checkpoint, the run folder) before anything
+ * is written. Exit status 0 when done, 2 for any error in the user's input: the one place where
+ * a status of src/train becomes an exit status and a message on stderr. */
 #include "train/cli.h"
 
 #include "train/run/run.h"
@@ -15,11 +17,15 @@
 #define MAX_SETS 64
 
 static const char USAGE[] =
-    "usage: ./train CONFIG.json [--set KEY=VALUE]... [--resume CHECKPOINT]\n"
+    "usage: ./train CONFIG.json [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite]\n"
     "                           [--dump-first-step FILE]\n"
     "  --set KEY=VALUE         override one config value (dotted path, JSON value or string),\n"
-    "                          e.g. --set model.d_model=128 --set train.lr=3e-4\n"
-    "  --resume CHECKPOINT     continue a run exactly from a checkpoint it wrote\n"
+    "                          e.g. --set model.d_model=128 --set train.lr=3e-4;\n"
+    "                          KEY=null removes a key the file gives (its default applies)\n"
+    "  --resume CHECKPOINT     continue a run exactly from a checkpoint it wrote (its folder's\n"
+    "                          history after the checkpoint is dropped)\n"
+    "  --overwrite             output.dir holds an earlier run: remove that run's files (only\n"
+    "                          those), then train; without it such a folder is refused\n"
     "  --dump-first-step FILE  one forward and backward pass on the first training batch,\n"
     "                          written to FILE (safetensors), then exit\n"
     "  -h, --help              this text\n"
@@ -35,6 +41,7 @@ int tt_train_main(int argc, char **argv)
 {
     const char *config = NULL, *resume = NULL, *dump = NULL, *sets[MAX_SETS];
     int n_sets = 0;
+    bool overwrite = false;
     char err[ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -47,6 +54,8 @@ int tt_train_main(int argc, char **argv)
             sets[n_sets++] = argv[++i];
         } else if (!strcmp(a, "--resume") && has_value) {
             resume = argv[++i];
+        } else if (!strcmp(a, "--overwrite")) {
+            overwrite = true;
         } else if (!strcmp(a, "--dump-first-step") && has_value) {
             dump = argv[++i];
         } else if (a[0] == '-') {
@@ -63,6 +72,9 @@ int tt_train_main(int argc, char **argv)
         snprintf(err, sizeof err, "no config file given\n%s", USAGE);
         return fail(err);
     }
+    if (overwrite && resume)
+        return fail("--overwrite and --resume: choose one (--resume continues the run in its "
+                    "folder; --overwrite removes that run and starts a new one)");
     tt_run r = {0};
     int rc = 2;
     if (tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
@@ -76,11 +88,14 @@ int tt_train_main(int argc, char **argv)
         if (!rc) printf("wrote %s\n", dump);
         goto out;
     }
-    if (tt_run_prepare_dir(&r, resume != NULL, err, sizeof err)) {
+    const bool study = r.cfg.study.kind == TT_STUDY_SCALING;
+    if (tt_run_folder_claim(&r, resume, overwrite, err, sizeof err) ||
+        (study ? tt_run_write_config(&r, err, sizeof err)
+               : tt_run_prepare_dir(&r, resume != NULL, err, sizeof err))) {
         fail(err);
         goto out;
     }
-    if (r.cfg.study.kind == TT_STUDY_SCALING) {
+    if (study) {
         err[0] = '\0';
         rc = tt_study_main(&r, err, sizeof err) ? fail(err) : 0;
         goto out;

@@ -200,7 +200,7 @@ static int read_key(ctx *x, const cJSON *root, int k)
         if (kd->flags & REQUIRED)
             return fail(x, src, jpath, "missing; required (%s%s)",
                         kd->type == T_ENUM ? "one of " : "", ok);
-        if ((kd->flags & DERIVED) || kd->type == T_STRS) return 0;
+        if ((kd->flags & (DERIVED | OPTIONAL)) || kd->type == T_STRS) return 0;
         if (kd->type == T_STR || kd->type == T_PATH)
             snprintf(p, kd->size, "%s", kd->sdef);
         else
@@ -280,7 +280,8 @@ static int check_shape(const ctx *x, const cJSON *root)
     return 0;
 }
 
-/* --set KEY=VALUE: KEY a dotted path to a known key, VALUE parsed as JSON, else a string. */
+/* --set KEY=VALUE: KEY a dotted path to a known key, VALUE parsed as JSON, else a string;
+ * null removes the key, so its default applies. */
 static int apply_set(ctx *x, cJSON *root, const char *arg)
 {
     const char *eq = strchr(arg, '=');
@@ -313,7 +314,10 @@ static int apply_set(ctx *x, cJSON *root, const char *arg)
     if (!v) v = cJSON_CreateString(eq + 1);
     TT_ASSERT(v);
     cJSON_DeleteItemFromObjectCaseSensitive(parent, leaf);
-    cJSON_AddItemToObject(parent, leaf, v);
+    if (cJSON_IsNull(v)) /* KEY=null: as if the file did not give the key */
+        cJSON_Delete(v);
+    else
+        cJSON_AddItemToObject(parent, leaf, v);
     x->origin[k] = arg;
     return 0;
 }
@@ -384,9 +388,20 @@ static int check_rules(ctx *x)
         if (n > 5 && strcmp(stem + n - 5, ".json") == 0) n -= 5;
         snprintf(c->output.dir, sizeof c->output.dir, "runs/%.*s", (int)n, stem);
     }
+    int sched = key_index("train", "schedule_epochs");
+    c->train.schedule_epochs_set = x->val[sched] != NULL;
+    if (!x->val[sched]) c->train.schedule_epochs = c->train.epochs;
+    int valid = key_index("data", "valid"), share = key_index("data", "valid_share");
+    if (x->val[valid] && x->val[share])
+        return fail(x, source(x, share, valid, src, sizeof src), "data.valid_share",
+                    "found %g, and data.valid too; give one of them: data.valid (a file of "
+                    "validation examples) or data.valid_share (a share of data.train's)\n"
+                    "HINT: --set data.valid=null drops a data.valid that the file gives",
+                    c->data.valid_share);
+    if (x->val[share]) c->data.valid[0] = '\0'; /* no file: the split is drawn from data.train */
     if (x->no_files) return 0;
     if (resolve_file(x, key_index("data", "train"))) return -1;
-    return resolve_file(x, key_index("data", "valid"));
+    return x->val[share] ? 0 : resolve_file(x, valid);
 }
 
 /* The whole file, NUL-terminated (malloc'ed), or NULL with the message. */

@@ -29,7 +29,10 @@ typedef struct tt_config {
     struct {
         tt_task task;                 /* required */
         char train[TT_CONFIG_PATH];   /* default "train.txt", resolved against dir, must exist */
-        char valid[TT_CONFIG_PATH];   /* default "valid.txt", resolved against dir, must exist */
+        char valid[TT_CONFIG_PATH];   /* default "valid.txt", resolved against dir, must exist;
+                                         empty when valid_share is given */
+        double valid_share; /* absent (0, default): the validation split is data.valid; in
+                               (0, 0.5]: that share of data.train's examples (data.c) */
         int seq_len;                  /* required, 1..4096 */
         char **probes;                /* default [] */
         int n_probes;
@@ -62,6 +65,10 @@ typedef struct tt_config {
         double momentum;     /* sgd: default 0.9, [0, 1) */
         double grad_clip;    /* default 1.0, >= 0 (0 = no clipping) */
         tt_schedule schedule; /* "constant" (default) | "linear" | "cosine" */
+        int schedule_epochs;  /* default train.epochs, >= 1: the epochs the schedule spans;
+                                 later steps keep its final rate */
+        bool schedule_epochs_set; /* given by the user (else it follows train.epochs, and a
+                                     resumed run takes its checkpoint's) */
     } train;
     struct {
         char dir[TT_CONFIG_PATH]; /* default "runs/<config file name without .json>",
@@ -80,7 +87,8 @@ typedef struct tt_config {
 } tt_config;
 
 /* Reads PATH, applies the overrides ("model.d_model=128": a dotted path to a known key, the
- * value parsed as JSON, else taken as a string) in order, validates, fills defaults. 0 on
+ * value parsed as JSON, else taken as a string; "data.valid=null" removes the key) in order,
+ * validates, fills defaults. 0 on
  * success; -1 with one message in err (c is then freed and empty). */
 int tt_config_load(tt_config *c, const char *path, const char *const *sets, int n_sets,
                    char *err, size_t errlen);

@@ -1,8 +1,9 @@
 /* config_json.c: the config's schema and its writing. tt_config_keys lists every key with its
  * type, its field in tt_config, its default and what is allowed (config.c reads and checks each
  * key through it); tt_config_store and tt_config_fetch move a value in and out of a key's field;
- * tt_config_to_json walks the table to write a resolved config back as JSON, numbers printed so
- * that they read back exactly. A key added to the table is read, checked and written back. */
+ * tt_config_to_json walks the table to write a resolved config back as JSON (every key with a
+ * value; tt_config_absent says which have none), numbers printed so that they read back
+ * exactly. A key added to the table is read, checked and written back. */
 #include "train/config/config_keys.h"
 
 #include <cjson/cJSON.h>
@@ -36,6 +37,8 @@ const tt_config_key tt_config_keys[] = {
      .flags = REQUIRED},
     PATH("data", "train", data.train, "train.txt"),
     PATH("data", "valid", data.valid, "valid.txt"),
+    {"data", "valid_share", T_NUM, F(data.valid_share), .lo = 0, .lo_open = true, .hi = 0.5,
+     .flags = OPTIONAL},
     {"data", "seq_len", T_INT, F(data.seq_len), .lo = 1, .hi = 4096, .flags = REQUIRED},
     STRS("data", "probes", data.probes, data.n_probes),
     STRS("data", "ambiguous", data.ambiguous, data.n_ambiguous),
@@ -68,6 +71,8 @@ const tt_config_key tt_config_keys[] = {
     NUM("train", "momentum", train.momentum, 0, SHUT, 1, OPEN, 0.9),
     NUM("train", "grad_clip", train.grad_clip, 0, SHUT, HUGE_VAL, SHUT, 1.0),
     ENUM("train", "schedule", train.schedule, "constant", "linear", "cosine"),
+    {"train", "schedule_epochs", T_INT, F(train.schedule_epochs), .lo = 1, .hi = INT_MAX,
+     .flags = DERIVED},
     {"output", "dir", T_STR, F(output.dir), .flags = DERIVED},
     INT("output", "attention_every", output.attention_every, 0, 1),
     INT("output", "checkpoint_every", output.checkpoint_every, 0, 0),
@@ -110,6 +115,12 @@ double tt_config_fetch(const tt_config *c, const tt_config_key *k)
     return i;
 }
 
+bool tt_config_absent(const tt_config *c, const tt_config_key *k)
+{
+    if (k->type == T_STR || k->type == T_PATH) return ((const char *)c + k->off)[0] == '\0';
+    return (k->flags & OPTIONAL) && tt_config_fetch(c, k) == 0;
+}
+
 const char *tt_config_number_text(double d, char *buf, size_t len)
 {
     for (int digits = 15; digits <= 17; digits++) {
@@ -139,6 +150,7 @@ char *tt_config_to_json(const tt_config *c)
     TT_ASSERT(root);
     for (int k = 0; k < TT_CONFIG_N_KEYS; k++) {
         const tt_config_key *kd = &tt_config_keys[k];
+        if (tt_config_absent(c, kd)) continue;
         cJSON *parent = root;
         if (kd->section) {
             parent = cJSON_GetObjectItemCaseSensitive(root, kd->section);

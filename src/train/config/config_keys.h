@@ -9,8 +9,10 @@
 /* T_PATH: a string resolved against the config's folder; T_STRS: an array of strings. */
 typedef enum { T_INT, T_I64, T_NUM, T_BOOL, T_ENUM, T_STR, T_PATH, T_STRS } ktype;
 
-/* REQUIRED: no default. DERIVED: the default depends on other keys (check_rules fills it). */
-enum { REQUIRED = 1, DERIVED = 2 };
+/* REQUIRED: no default. DERIVED: the default depends on other keys (check_rules fills it).
+ * OPTIONAL: no default either; absent, the field stays 0 and the resolved JSON leaves the key
+ * out (as it leaves out a path that a rule emptied: data.valid under data.valid_share). */
+enum { REQUIRED = 1, DERIVED = 2, OPTIONAL = 4 };
 
 typedef struct tt_config_key {
     const char *section; /* NULL for a top-level key */
@@ -28,7 +30,7 @@ typedef struct tt_config_key {
 
 /* Every key, in the order tt_config_to_json writes them (config_json.c; a static assert there
  * keeps the count in step with the table). */
-#define TT_CONFIG_N_KEYS 48
+#define TT_CONFIG_N_KEYS 50
 extern const tt_config_key tt_config_keys[];
 
 /* Key k's field in c. */
@@ -41,6 +43,8 @@ static inline void *tt_config_field(tt_config *c, const tt_config_key *k)
 void tt_config_store(tt_config *c, const tt_config_key *k, double d);
 /* The inverse of tt_config_store. */
 double tt_config_fetch(const tt_config *c, const tt_config_key *k);
+/* Key k has no value to write: an OPTIONAL key left out, or an emptied path. */
+bool tt_config_absent(const tt_config *c, const tt_config_key *k);
 /* The shortest text that reads back as exactly d (cJSON's own printing may lose the last bits). */
 const char *tt_config_number_text(double d, char *buf, size_t len);
 

@@ -1,12 +1,15 @@
 /* data.c: loading the corpora (see data.h for the formats), batches and shuffling.
- * Loading is two passes over the training split (count words and tags, then encode with the
- * sorted vocabulary) and one over the validation split; each line is checked as it is read:
- * UTF-8, the TAB and the tag count for the task, the length against seq_len. */
+ * Loading is two passes over the training file (count words and tags, then encode with the
+ * sorted vocabulary) and one over the validation file; each line is checked as it is read:
+ * UTF-8, the TAB and the tag count for the task, the length against seq_len. With
+ * data.valid_share there is no validation file: a first pass counts the training file's
+ * examples to draw the split, and the validation part is encoded from the same file. */
 #include "train/data/data.h"
 
 #include "tensor/backend.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,17 +163,27 @@ static void count_word(tt_vocab *seen, int64_t **counts, span w)
     (*counts)[id] += 1;
 }
 
-/* Reads a split. Pass `count` (training, first pass): only fills seen words/tags and counts.
- * Otherwise encodes every line into s with c's vocabularies. */
+/* The examples of a file that a pass takes: all (part NULL), or example i (blank lines do not
+ * count) when part[i] == want. */
+typedef struct subset {
+    const uint8_t *part;
+    uint8_t want;
+} subset;
+static const subset ALL = {NULL, 0};
+
+/* Reads a split. Pass `count` (training, first passes): only counts, into s->n every example
+ * of the file, into seen_w/cw the words of the subset's examples, into seen_t/ct the tags of
+ * every example (either pair NULL: not counted). Otherwise encodes the subset's lines into s
+ * with c's vocabularies. */
 static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const char *path,
-                      bool count, tt_vocab *seen_w, int64_t **cw, tt_vocab *seen_t, int64_t **ct,
-                      char *err, size_t errlen)
+                      bool count, subset sub, tt_vocab *seen_w, int64_t **cw, tt_vocab *seen_t,
+                      int64_t **ct, char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
     if (read_all(path, &buf, &len, err, errlen)) return -1;
     line l = {0};
-    int rc = 0, lineno = 0;
+    int rc = 0, lineno = 0, n_seen = 0;
     int64_t store_n = 0, store_cap = 0;
     int64_t *offsets = NULL; /* per example: words at store[off], tags after them */
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -187,22 +200,27 @@ static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const cha
             rc = tt_errorf(err, errlen, "%s: a NUL byte; the data must be text", where);
             break;
         }
-        if (l.n_words > c->seq_len) {
+        bool truncated = l.n_words > c->seq_len;
+        if (truncated) {
             if (!cfg->data.truncate) {
                 rc = tt_errorf(err, errlen, "%s: %d words, more than data.seq_len (%d); set "
                                "data.truncate true to cut such lines", where, l.n_words,
                                c->seq_len);
                 break;
             }
-            s->n_truncated += !count;
             l.n_words = c->seq_len;
             if (c->task == TT_TASK_TAG) l.n_tags = c->seq_len;
         }
+        bool in = !sub.part || sub.part[n_seen] == sub.want;
+        n_seen++;
         if (count) {
-            for (int i = 0; i < l.n_words; i++) count_word(seen_w, cw, l.words[i]);
-            for (int i = 0; i < l.n_tags; i++) count_word(seen_t, ct, l.tags[i]);
+            for (int i = 0; in && seen_w && i < l.n_words; i++) count_word(seen_w, cw, l.words[i]);
+            for (int i = 0; seen_t && i < l.n_tags; i++) count_word(seen_t, ct, l.tags[i]);
+            s->n++;
             continue;
         }
+        if (!in) continue;
+        s->n_truncated += truncated;
         int64_t need = l.n_words + l.n_tags;
         if (store_n + need > store_cap) {
             store_cap = 2 * (store_n + need) + 1024;
@@ -232,7 +250,7 @@ static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const cha
     }
     if (rc == 0 && !count && s->n == 0)
         rc = tt_errorf(err, errlen, "%s: no examples (the file is empty or blank)", path);
-    for (int i = 0; rc == 0 && i < s->n; i++) {
+    for (int i = 0; rc == 0 && !count && i < s->n; i++) {
         s->ex[i].words = s->store + offsets[i];
         s->ex[i].tags = c->task == TT_TASK_TAG || c->task == TT_TASK_CLASSIFY
                             ? s->store + offsets[i] + s->ex[i].n
@@ -245,6 +263,63 @@ static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const cha
     return rc;
 }
 
+/* order[0..n) = a permutation drawn from (seed, stream, round): Fisher-Yates, where
+ * (w * (i+1)) >> 32 is uniform in [0, i]. */
+static void permute(int *order, int n, uint64_t seed, uint64_t stream, int round)
+{
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        uint32_t w = tt_rng_word(seed, stream, ((uint64_t)round << 32) + (uint64_t)i);
+        int j = (int)(((uint64_t)w * (uint64_t)(i + 1)) >> 32);
+        int tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+}
+
+/* data.valid_share: part[i] = 1 for the n examples' validation part, round(share * n) of
+ * them (at least 1, and at least 1 left to train on): the first of a permutation drawn from
+ * (seed, TT_STREAM_SPLIT). Malloc'ed into *part; 0, or -1 with err. */
+static int share_parts(uint8_t **part, int n, const tt_config *cfg, char *err, size_t errlen)
+{
+    if (n < 2)
+        return tt_errorf(err, errlen, "%s: %d example; data.valid_share needs at least 2 (one "
+                         "to train on, one to validate)\nHINT: give a data.valid file instead",
+                         cfg->data.train, n);
+    long want = lround(cfg->data.valid_share * n);
+    int n_valid = want < 1 ? 1 : want > n - 1 ? n - 1 : (int)want;
+    int *order = tt_xmalloc((size_t)n * sizeof *order);
+    permute(order, n, (uint64_t)cfg->seed, TT_STREAM_SPLIT, 0);
+    *part = tt_xcalloc((size_t)n, 1);
+    for (int k = 0; k < n_valid; k++) (*part)[order[k]] = 1;
+    free(order);
+    return 0;
+}
+
+/* The first passes over the training file: the words of the training examples and every tag
+ * into the seen vocabularies. With data.valid_share the examples are counted first, to draw
+ * the split (*part, malloc'ed); the labels come from the whole file, so that a seed never
+ * draws a split whose validation part has a label training lacks. */
+static int count_train(tt_corpus *c, const tt_config *cfg, uint8_t **part, tt_vocab *seen_w,
+                       int64_t **cw, tt_vocab *seen_t, int64_t **ct, char *err, size_t errlen)
+{
+    const char *path = cfg->data.train;
+    tt_split all = {0};
+    int rc;
+    if (cfg->data.valid_share > 0) {
+        rc = read_split(c, cfg, &all, path, true, ALL, NULL, NULL, seen_t, ct, err, errlen);
+        if (rc == 0 && all.n) rc = share_parts(part, all.n, cfg, err, errlen);
+        if (rc == 0 && all.n)
+            rc = read_split(c, cfg, &all, path, true, (subset){*part, 0}, seen_w, cw, NULL, NULL,
+                            err, errlen);
+    } else {
+        rc = read_split(c, cfg, &all, path, true, ALL, seen_w, cw, seen_t, ct, err, errlen);
+    }
+    if (rc == 0 && seen_w->n == 0)
+        rc = tt_errorf(err, errlen, "%s: no examples (the file is empty or blank)", path);
+    return rc;
+}
+
 int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen)
 {
     *c = (tt_corpus){.task = cfg->data.task, .seq_len = cfg->data.seq_len};
@@ -252,21 +327,17 @@ int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen)
     tt_vocab_init(&seen_w);
     tt_vocab_init(&seen_t);
     int64_t *cw = NULL, *ct = NULL;
-    tt_split scratch = {0};
-    int rc = read_split(c, cfg, &scratch, cfg->data.train, true, &seen_w, &cw, &seen_t, &ct,
-                        err, errlen);
-    if (rc == 0 && seen_w.n == 0)
-        rc = tt_errorf(err, errlen, "%s: no examples (the file is empty or blank)",
-                       cfg->data.train);
+    uint8_t *part = NULL; /* data.valid_share: 1 for the validation examples of data.train */
+    int rc = count_train(c, cfg, &part, &seen_w, &cw, &seen_t, &ct, err, errlen);
     if (rc == 0) {
         sorted_vocab(&c->words, &seen_w, cw, true, true);
         sorted_vocab(&c->labels, &seen_t, ct, false, false);
-        rc = read_split(c, cfg, &c->train, cfg->data.train, false, NULL, NULL, NULL, NULL, err,
-                        errlen);
+        rc = read_split(c, cfg, &c->train, cfg->data.train, false, (subset){part, 0}, NULL, NULL,
+                        NULL, NULL, err, errlen);
     }
     if (rc == 0)
-        rc = read_split(c, cfg, &c->valid, cfg->data.valid, false, NULL, NULL, NULL, NULL, err,
-                        errlen);
+        rc = read_split(c, cfg, &c->valid, part ? cfg->data.train : cfg->data.valid, false,
+                        part ? (subset){part, 1} : ALL, NULL, NULL, NULL, NULL, err, errlen);
     if (rc == 0) {
         c->ambiguous = tt_xcalloc((size_t)c->words.n, sizeof(bool));
         for (int i = 0; i < cfg->data.n_ambiguous && rc == 0; i++) {
@@ -283,6 +354,7 @@ int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen)
     tt_vocab_free(&seen_t);
     free(cw);
     free(ct);
+    free(part);
     if (rc) tt_corpus_free(c);
     return rc;
 }
@@ -291,7 +363,7 @@ int tt_split_load(tt_corpus *c, const tt_config *cfg, tt_split *s, const char *p
                   size_t errlen)
 {
     *s = (tt_split){0};
-    int rc = read_split(c, cfg, s, path, false, NULL, NULL, NULL, NULL, err, errlen);
+    int rc = read_split(c, cfg, s, path, false, ALL, NULL, NULL, NULL, NULL, err, errlen);
     if (rc) {
         free(s->ex);
         free(s->store);
@@ -380,13 +452,5 @@ void tt_batch_fill(tt_batch *b, const tt_corpus *c, const tt_split *s, const int
 
 void tt_shuffle(int *order, int n, uint64_t seed, int epoch)
 {
-    enum { STREAM_SHUFFLE = 2 };
-    for (int i = 0; i < n; i++) order[i] = i;
-    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates; (w * (i+1)) >> 32 is uniform in [0, i] */
-        uint32_t w = tt_rng_word(seed, STREAM_SHUFFLE, ((uint64_t)epoch << 32) + (uint64_t)i);
-        int j = (int)(((uint64_t)w * (uint64_t)(i + 1)) >> 32);
-        int tmp = order[i];
-        order[i] = order[j];
-        order[j] = tmp;
-    }
+    permute(order, n, seed, TT_STREAM_SHUFFLE, epoch);
 }

@@ -5,9 +5,12 @@
  *   tag       words<TAB>tags       one tag per word
  *   classify  LABEL<TAB>words
  *   mlm, lm   words
+ * The validation split is the file data.valid, or with data.valid_share that share of
+ * data.train's examples, drawn by seed (data.c says how), each part in the file's order.
  * The vocabulary comes from the training split: [PAD] = 0, [UNK] = 1, [MASK] = 2, then words by
  * decreasing count (ties in byte order), so ids do not depend on line order. Tags and labels
- * likewise, from the training split only; an unknown tag in the validation split is an error.
+ * likewise, from the training file only; an unknown tag in a validation file is an error (with
+ * a share, tags and labels come from the whole training file: they belong to the task).
  * Every error names the file and line: tt_corpus_load returns -1 with one message. */
 #ifndef TT_DATA_H
 #define TT_DATA_H
@@ -16,6 +19,8 @@
 #include "train/config/config.h"
 
 enum { TT_TOK_PAD = 0, TT_TOK_UNK = 1, TT_TOK_MASK = 2, TT_TOK_SPECIALS = 3 };
+/* The random streams of data.c (the table of every stream: run.h). */
+enum { TT_STREAM_SHUFFLE = 2, TT_STREAM_SPLIT = 5 };
 
 /* Strings to ids with a hash table; ids index `words`. */
 typedef struct tt_vocab {

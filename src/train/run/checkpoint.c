@@ -133,6 +133,7 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
         r->mask.counter = (uint64_t)rng_mask;
         r->step = strtoll(step, NULL, 10);
         r->epoch = atoi(epoch);
+        tt_run_resume_schedule(r, tt_st_meta(&f, "config"));
     }
     free(vals);
     free(mom[0]);

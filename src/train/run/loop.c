@@ -1,13 +1,14 @@
-/* loop.c: the training loop of ./train and its run directory. Each epoch: shuffle, steps (forward, loss, backward, clip, schedule, optimizer), a metrics line
- * per output.log_every steps, validation, an evaluation line, a checkpoint when due. A loss
- * that is not finite stops the run before the optimizer touches the parameters. */
+/* loop.c: the training loop of ./train. Each epoch: shuffle, steps (forward, loss, backward,
+ * clip, schedule, optimizer), a metrics line per output.log_every steps, validation, an
+ * evaluation line, a checkpoint when due. A loss that is not finite stops the run before the
+ * optimizer touches the parameters. On a terminal a progress line, as wide as the terminal
+ * allows, is redrawn in place. The run's folder is folder.c's. */
 #include "train/run/probes.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,48 +19,73 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path, char *err, size_t errlen)
+/* The text of one field of the progress line (the bar: `cells` wide). */
+enum { F_EPOCH, F_BAR, F_STEPS, F_LOSS, F_TPS, F_ETA, N_FIELDS };
+
+static int field(char *out, size_t len, const tt_progress *p, int f, int cells)
 {
-    char buf[2 * TT_CONFIG_PATH];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        bool end = *p == '\0';
-        if (*p == '/' || end) {
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return tt_errorf(err, errlen, "%s: cannot create the directory: %s", buf,
-                                 strerror(errno));
-            struct stat st;
-            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-                return tt_errorf(err, errlen, "%s: exists and is not a directory", buf);
-            if (end) return 0;
-            *p = '/';
-        }
+    switch (f) {
+    case F_EPOCH: return snprintf(out, len, "epoch %d/%d", p->epoch, p->epochs);
+    case F_STEPS: return snprintf(out, len, " %d/%d", p->step, p->steps);
+    case F_LOSS: return snprintf(out, len, "  loss %.4f", p->loss);
+    case F_TPS: return snprintf(out, len, "  %.0f tok/s", p->tokens_per_s);
+    case F_ETA: return snprintf(out, len, "  ETA %.0fs", p->eta_s);
+    default: break;
     }
+    char bar[32];
+    int done = p->steps > 0 ? (int)((double)cells * p->step / p->steps) : 0, n = 0;
+    for (; n < cells && n < 31; n++) bar[n] = n < done ? '=' : n == done ? '>' : ' ';
+    bar[n] = '\0';
+    return snprintf(out, len, " [%s]", bar);
 }
 
-static int write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
+const char *tt_progress_format(char *out, size_t len, const tt_progress *p, int width)
 {
-    tt_atomic_file o;
-    if (tt_atomic_open(&o, path, err, errlen)) return -1;
-    bool ok = fputs(text, o.f) >= 0 && fputc('\n', o.f) != EOF;
-    if (!ok) tt_errorf(err, errlen, "%s: cannot write %s", path, o.tmp);
-    return tt_atomic_close(&o, ok, err, errlen);
+    /* the fields in the order they go when the line is too wide */
+    static const int drop_order[] = {F_TPS, F_ETA, F_BAR, F_LOSS, F_STEPS};
+    char piece[160];
+    int fixed[N_FIELDS];
+    tt_progress last = *p; /* widths at the epoch's last step: the bar keeps its size */
+    last.step = p->steps;
+    for (int f = 0; f < N_FIELDS; f++) fixed[f] = field(piece, sizeof piece, &last, f, 0);
+    bool on[N_FIELDS] = {true, true, true, true, true, true};
+    int cells = 0;
+    for (int dropped = 0;; on[drop_order[dropped++]] = false) {
+        int used = 0;
+        for (int f = 0; f < N_FIELDS; f++) used += on[f] ? fixed[f] : 0;
+        cells = width - 1 - used < 24 ? width - 1 - used : 24; /* the bar's cells */
+        if (dropped == 5 || (on[F_BAR] ? cells >= 5 : used < width)) break;
+    }
+    size_t n = 0;
+    out[0] = '\0';
+    for (int f = 0; f < N_FIELDS && n < len; f++)
+        if (on[f]) n += (size_t)field(out + n, len - n, p, f, cells);
+    if (strlen(out) >= (size_t)(width > 0 ? width : 1)) /* narrower than "epoch 3/10" */
+        out[width > 0 ? width - 1 : 0] = '\0';
+    return out;
+}
+
+/* The terminal's columns: stdout's window size, else $COLUMNS, else 80. */
+static int terminal_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    int n = env ? atoi(env) : 0;
+    return n > 0 ? n : 80;
 }
 
 static void progress(const tt_run *r, int step_in_epoch, double loss, double tps, double t0)
 {
-    const int width = 24;
-    int done = (int)((double)width * step_in_epoch / r->steps_per_epoch);
     double elapsed = now() - t0;
-    double eta = step_in_epoch ? elapsed / step_in_epoch * (r->steps_per_epoch - step_in_epoch)
-                               : 0;
-    char bar[32];
-    for (int i = 0; i < width; i++) bar[i] = i < done ? '=' : i == done ? '>' : ' ';
-    bar[width] = '\0';
-    printf("\repoch %d/%d [%s] %d/%d  loss %.4f  %.0f tok/s  ETA %.0fs   ", r->epoch + 1,
-           r->cfg.train.epochs, bar, step_in_epoch, r->steps_per_epoch, loss, tps, eta);
+    tt_progress p = {.epoch = r->epoch + 1, .epochs = r->cfg.train.epochs,
+                     .step = step_in_epoch, .steps = r->steps_per_epoch, .loss = loss,
+                     .tokens_per_s = tps,
+                     .eta_s = step_in_epoch ? elapsed / step_in_epoch *
+                                                  (r->steps_per_epoch - step_in_epoch)
+                                            : 0};
+    char line[512];
+    printf("\r%s\033[K", tt_progress_format(line, sizeof line, &p, terminal_width()));
     fflush(stdout);
 }
 
@@ -90,8 +116,7 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
         tt_params_zero_grad(&r->model.params);
         tt_backward(&r->g, loss);
         *grad_norm = tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
-        double lr = tt_schedule_lr(c->train.schedule, c->train.lr, r->step,
-                                   c->train.warmup_steps, r->total_steps);
+        double lr = tt_run_lr(r, r->step);
         tt_optim_step(&r->opt, lr);
         r->step++;
         if (r->on_step) r->on_step(r, (double)l, *grad_norm, r->on_step_ctx);
@@ -131,18 +156,50 @@ static void write_eval(tt_run *r, const tt_eval *e)
     fflush(r->metrics);
 }
 
+/* checkpoints/ and attention/ are made with their first file, so that a run without probes,
+ * or a study's, leaves no empty folder. */
+static int make_subdir(const tt_run *r, const char *sub, char *err, size_t errlen)
+{
+    char dir[TT_CONFIG_PATH + 16];
+    snprintf(dir, sizeof dir, "%s/%s", r->cfg.output.dir, sub);
+    return tt_make_dirs(dir, err, errlen);
+}
+
 static bool dump_due(const tt_config *c, int epoch)
 {
     return c->data.n_probes && c->output.attention_every &&
            (epoch % c->output.attention_every == 0 || epoch == c->train.epochs);
 }
 
+/* A note when training goes past the end of the lr schedule (train.schedule_epochs, or the
+ * checkpoint's span on --resume): from there the rate stays at the schedule's final one. */
+static void describe_schedule_end(const tt_run *r)
+{
+    const tt_config *c = &r->cfg;
+    const int span = c->train.schedule_epochs, epochs = c->train.epochs;
+    if (c->train.schedule == TT_SCHED_CONSTANT || epochs <= span) return;
+    int64_t k = r->step > r->total_steps ? r->step : r->total_steps; /* first step past it */
+    int64_t all = (int64_t)r->steps_per_epoch * epochs;
+    double stretched = tt_schedule_lr(c->train.schedule, c->train.lr, k, c->train.warmup_steps,
+                                      all);
+    printf("note: the %s learning-rate schedule spans %d epochs (train.schedule_epochs%s); "
+           "epochs %d-%d keep its final rate %g. --set train.schedule_epochs=%d stretches it "
+           "over all %d epochs (the rate of step %lld would then be %g)\n",
+           c->train.schedule == TT_SCHED_LINEAR ? "linear" : "cosine", span,
+           c->train.schedule_epochs_set ? "" : ", as in the checkpoint", span + 1, epochs,
+           tt_run_lr(r, k), epochs, epochs, (long long)k + 1, stretched);
+}
+
 void tt_run_describe(const tt_run *r)
 {
     const tt_config *c = &r->cfg;
     const tt_corpus *d = &r->data;
-    printf("task %s: %d train / %d valid examples, %d words, %d outputs", tt_task_name(d->task),
-           d->train.n, d->valid.n, d->words.n, tt_corpus_n_out(d));
+    printf("task %s: %d train / %d valid examples", tt_task_name(d->task), d->train.n,
+           d->valid.n);
+    if (c->data.valid_share > 0)
+        printf(" (valid: a share of %g of the training file, drawn by seed %lld)",
+               c->data.valid_share, (long long)c->seed);
+    printf(", %d words, %d outputs", d->words.n, tt_corpus_n_out(d));
     if (d->train.n_truncated || d->valid.n_truncated)
         printf(" (%d + %d lines truncated to %d words)", d->train.n_truncated,
                d->valid.n_truncated, d->seq_len);
@@ -162,6 +219,7 @@ void tt_run_describe(const tt_run *r)
            "output %s\n", c->train.epochs, r->steps_per_epoch, c->train.batch_size,
            c->data.seq_len, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw", c->train.lr,
            (double)r->arena.cap / 1e6, c->output.dir);
+    describe_schedule_end(r);
 }
 
 int tt_run_train(tt_run *r, char *err, size_t errlen)
@@ -182,7 +240,9 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         write_eval(r, &e);
         printf("epoch   0/%d  valid_loss %.4f  valid_acc %.4f (before training)\n",
                c->train.epochs, e.loss, e.acc);
-        if (dump_due(c, 0) && tt_attention_dump(r, &maps, err, errlen)) return -1;
+        if (dump_due(c, 0) && (make_subdir(r, "attention", err, errlen) ||
+                               tt_attention_dump(r, &maps, err, errlen)))
+            return -1;
     }
     int rc = 0;
     while (r->epoch < c->train.epochs && rc == 0) {
@@ -190,8 +250,7 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         if ((rc = train_epoch(r, &loss, &tps, &grad_norm, err, errlen))) break;
         r->epoch++;
         tt_eval e = tt_run_evaluate(r);
-        double lr = tt_schedule_lr(c->train.schedule, c->train.lr, r->step - 1,
-                                   c->train.warmup_steps, r->total_steps);
+        double lr = tt_run_lr(r, r->step - 1);
         fprintf(r->metrics, "{\"step\": %lld, \"epoch\": %d, \"loss\": %.9g, \"lr\": %.9g, "
                 "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f, ", (long long)r->step, r->epoch,
                 loss, lr, grad_norm, tps);
@@ -207,9 +266,12 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         if (last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0)) {
             snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
                      r->epoch);
-            rc = tt_checkpoint_save(r, path, err, errlen);
+            rc = make_subdir(r, "checkpoints", err, errlen) ||
+                 tt_checkpoint_save(r, path, err, errlen);
         }
-        if (!rc && dump_due(c, r->epoch)) rc = tt_attention_dump(r, &maps, err, errlen);
+        if (!rc && dump_due(c, r->epoch))
+            rc = make_subdir(r, "attention", err, errlen) ||
+                 tt_attention_dump(r, &maps, err, errlen);
         if (last && !rc) {
             tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);
@@ -222,22 +284,4 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
     }
     tt_attn_epoch_free(&maps);
     return rc;
-}
-
-int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen)
-{
-    char path[TT_CONFIG_PATH + 64];
-    const char *sub[2] = {"checkpoints", "attention"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", r->cfg.output.dir, sub[i]);
-        if (make_dirs(path, err, errlen)) return -1;
-    }
-    char *json = tt_config_to_json(&r->cfg);
-    snprintf(path, sizeof path, "%s/config.json", r->cfg.output.dir);
-    int bad = write_text_atomic(path, json, err, errlen);
-    free(json);
-    snprintf(path, sizeof path, "%s/metrics.jsonl", r->cfg.output.dir);
-    if (!bad && !(r->metrics = fopen(path, append ? "a" : "w")))
-        bad = tt_errorf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-    return bad ? -1 : 0;
 }

@@ -4,6 +4,8 @@
 
 #include "train/report/maps.h"
 
+#include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +50,31 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     r->pool = tt_xmalloc((size_t)B * T * sizeof(real));
     r->entropy = tt_xcalloc((size_t)mc.n_layers * mc.n_heads + 1, sizeof(double));
     r->steps_per_epoch = (r->data.train.n + B - 1) / B;
-    r->total_steps = (int64_t)r->steps_per_epoch * c->train.epochs;
+    if (!r->cfg.train.schedule_epochs_set) /* a study's trainings change train.epochs */
+        r->cfg.train.schedule_epochs = c->train.epochs;
+    r->total_steps = (int64_t)r->steps_per_epoch * c->train.schedule_epochs;
     return 0;
+}
+
+double tt_run_lr(const tt_run *r, int64_t k)
+{
+    const tt_config *c = &r->cfg;
+    return tt_schedule_lr(c->train.schedule, c->train.lr, k, c->train.warmup_steps,
+                          r->total_steps);
+}
+
+void tt_run_resume_schedule(tt_run *r, const char *config_json)
+{
+    if (r->cfg.train.schedule_epochs_set || !config_json) return;
+    cJSON *root = cJSON_Parse(config_json);
+    const cJSON *train = cJSON_GetObjectItemCaseSensitive(root, "train");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(train, "schedule_epochs");
+    if (!cJSON_IsNumber(n)) n = cJSON_GetObjectItemCaseSensitive(train, "epochs");
+    if (cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= INT_MAX) {
+        r->cfg.train.schedule_epochs = (int)n->valuedouble;
+        r->total_steps = (int64_t)r->steps_per_epoch * r->cfg.train.schedule_epochs;
+    }
+    cJSON_Delete(root);
 }
 
 void tt_run_free(tt_run *r)

@@ -12,8 +12,9 @@
  *
  * Random streams of one seed: 0 initial values, 1 dropout, 2 shuffling (data.c), 3 mlm masks in
  * training, 4 mlm masks in validation (reset before every evaluation, so every epoch is scored
- * on the same masks). The shuffle of epoch e is drawn from (seed, e) alone, and the dropout and
- * mask cursors are saved in checkpoints, so a resumed run continues exactly. */
+ * on the same masks), 5 the split of data.valid_share (data.c). The shuffle of epoch e is drawn
+ * from (seed, e) alone, and the dropout and mask cursors are saved in checkpoints, so a resumed
+ * run continues exactly. */
 #ifndef TT_RUN_H
 #define TT_RUN_H
 
@@ -44,7 +45,7 @@ struct tt_run {
     int64_t step;        /* optimizer steps done */
     int epoch;           /* epochs done */
     int steps_per_epoch;
-    int64_t total_steps;
+    int64_t total_steps; /* the steps the lr schedule spans: train.schedule_epochs' */
     FILE *metrics;
     double *entropy;     /* [L*H]: the last evaluation's mean attention entropy per head */
     tt_step_hook on_step; /* optional */
@@ -65,9 +66,17 @@ typedef struct tt_step_sizes {
 tt_step_sizes tt_step_sizes_for(const tt_backend *be, int B, int T, int d, int d_ff,
                                 int n_heads, int n_layers, int n_out, bool gelu);
 
-/* Everything but the config and data: model, optimizer, arenas, batch; 0 or -1 with err. */
+/* Everything but the config and data: model, optimizer, arenas, batch; 0 or -1 with err.
+ * train.schedule_epochs follows train.epochs here unless the user set it. */
 int tt_run_init(tt_run *r, char *err, size_t errlen);
 void tt_run_free(tt_run *r);
+/* The learning rate of optimizer step k (0-based) under the run's schedule. */
+double tt_run_lr(const tt_run *r, int64_t k);
+/* On --resume, with the resumed checkpoint's config (JSON text): unless the user set
+ * train.schedule_epochs, the schedule keeps the checkpoint's span (its schedule_epochs, or its
+ * epochs for a checkpoint written before the key), so raising train.epochs never makes the
+ * rate jump back up. */
+void tt_run_resume_schedule(tt_run *r, const char *config_json);
 
 /* The loss of batch b as recorded on r->g (reset first); logits and, if att is not NULL, each
  * layer's attention weights are returned too. Training mode follows r->g.training. */
@@ -81,12 +90,33 @@ typedef struct tt_eval {
  * each head's attention entropy (natural log) averaged over every real query row. */
 tt_eval tt_run_evaluate(tt_run *r);
 
-/* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps. */
+/* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps
+ * (checkpoints/ and attention/ are made with their first file). */
 int tt_run_train(tt_run *r, char *err, size_t errlen);
 /* What a run is about to do (task, data, model, schedule, memory), on stdout. */
 void tt_run_describe(const tt_run *r);
-/* The run directory (output.dir and checkpoints/, attention/), config.json, and metrics.jsonl
- * opened for writing (appending on resume). */
+
+/* The progress line's fields, and the line for a terminal `width` columns wide (loop.c): it is
+ * always shorter than width, so it never wraps: the bar shrinks (24 cells down to 5), then the
+ * fields go, least important first: tok/s, ETA, the bar, the loss, the step count. */
+typedef struct tt_progress {
+    int epoch, epochs, step, steps;
+    double loss, tokens_per_s, eta_s;
+} tt_progress;
+const char *tt_progress_format(char *out, size_t len, const tt_progress *p, int width);
+
+/* folder.c, the run folder (output.dir); the list of the files a run writes is there. Before
+ * anything is written: a folder that holds a run's files is refused (-1, err names the folder,
+ * what it holds and the ways out: --resume its latest checkpoint, --overwrite, another
+ * output.dir) unless `overwrite`, which removes those files (never others) and the folders
+ * left empty, or `resume` (the checkpoint path, already loaded into r), which keeps the
+ * folder's history up to the checkpoint's step and epoch and drops what came after. */
+int tt_run_folder_claim(tt_run *r, const char *resume, bool overwrite, char *err, size_t errlen);
+/* mkdir -p */
+int tt_make_dirs(const char *path, char *err, size_t errlen);
+/* output.dir made, the resolved config written there (config.json). */
+int tt_run_write_config(const tt_run *r, char *err, size_t errlen);
+/* The same, then metrics.jsonl opened for writing (appending on resume). */
 int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen);
 /* checkpoint.c: the contract's safetensors layout (DESIGN.md section 7), written atomically. */
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);

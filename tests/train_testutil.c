@@ -1,0 +1,113 @@
+/* train_testutil.c: ./train driven in process, and its files (train_testutil.h). */
+#include "train_testutil.h"
+
+#include "testutil.h"
+#include "train/cli.h"
+#include "train/report/render.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void tt_test_put(const char *name, const char *text)
+{
+    FILE *f = fopen(tt_test_path(name), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+void tt_test_tag_corpus(void)
+{
+    static const char *first[] = {"a", "b", "c", "d"}, *last[] = {"p", "q", "r"};
+    char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
+    for (int i = 0; i < 96; i++) {
+        const char *f = first[i % 4], *l = last[(i / 4) % 3];
+        snprintf(line, sizeof line, "%s x %s %s\tD %s N %s\n", f, l, f, i % 4 < 2 ? "V" : "N",
+                 (i / 4) % 3 ? "N" : "V");
+        strcat(i % 8 == 7 ? valid : train, line);
+    }
+    tt_test_put("train.txt", train);
+    tt_test_put("valid.txt", valid);
+    free(train);
+    free(valid);
+}
+
+int tt_test_train(char *message, size_t len, ...)
+{
+    char *argv[32] = {"train"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, len);
+    for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
+    va_end(ap);
+    const char *errpath = tt_test_path("stderr.txt");
+    fflush(stdout);
+    fflush(stderr);
+    int out = dup(1), errfd = dup(2);
+    int devnull = open("/dev/null", O_WRONLY), ef = open(errpath, O_WRONLY | O_CREAT | O_TRUNC,
+                                                          0644);
+    dup2(devnull, 1);
+    dup2(ef, 2);
+    int rc = tt_train_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(out, 1);
+    dup2(errfd, 2);
+    close(out), close(errfd), close(devnull), close(ef);
+    FILE *f = fopen(errpath, "r");
+    size_t n = fread(message, 1, len - 1, f);
+    message[n] = '\0';
+    fclose(f);
+    return rc;
+}
+
+char *tt_test_metrics(const char *path, int from)
+{
+    char line[1024];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no %s", path);
+    char *out = tt_xcalloc(1, 1 << 20);
+    while (fgets(line, sizeof line, f)) {
+        char *e = strstr(line, "\"epoch\": ");
+        ck_assert_ptr_nonnull(e);
+        if (atoi(e + 9) < from) continue;
+        char *t = strstr(line, ", \"tokens_per_s\""); /* not on the epoch-0 line */
+        char *rest = t ? strchr(t + 2, ',') : NULL;
+        if (t && !rest) rest = strchr(t, '}');
+        if (t) memmove(t, rest, strlen(rest) + 1);
+        ck_assert_msg(strlen(out) + strlen(line) < (1 << 20), "%s: too long", path);
+        strcat(out, line);
+    }
+    fclose(f);
+    return out;
+}
+
+void tt_test_same_lines(const char *label, const char *a, const char *b)
+{
+    int line = 1;
+    size_t i = 0;
+    for (; a[i] && a[i] == b[i]; i++) line += a[i] == '\n';
+    if (a[i] == b[i]) return;
+    size_t start = i;
+    while (start > 0 && a[start - 1] != '\n') start--;
+    ck_abort_msg("%s: line %d differs:\n%.300s\nvs\n%.300s", label, line, a + start, b + start);
+}
+
+cJSON *tt_test_viewer_data(const char *path)
+{
+    char err[512], *html = tt_render_slurp(path, err, sizeof err);
+    ck_assert_msg(html, "%s", err);
+    char *start = strstr(html, "id=\"tt-data\">"), *end = start ? strstr(start, "</script>")
+                                                                : NULL;
+    ck_assert_msg(start && end, "%s has no tt-data", path);
+    *end = '\0';
+    cJSON *data = cJSON_Parse(start + strlen("id=\"tt-data\">"));
+    ck_assert_msg(data, "%s: tt-data is not JSON", path);
+    free(html);
+    return data;
+}

@@ -1,0 +1,25 @@
+/* train_testutil.h: what the suites that drive ./train in process share (test_train.c,
+ * test_runs.c): running it with its output captured, a small tagging corpus in the test's
+ * folder, and metrics.jsonl read back. */
+#ifndef TT_TRAIN_TESTUTIL_H
+#define TT_TRAIN_TESTUTIL_H
+
+#include <stddef.h>
+
+/* Writes text to the test's folder (tt_test_path(name)); fails the test on an error. */
+void tt_test_put(const char *name, const char *text);
+/* train.txt (84 lines) and valid.txt (12) in the test's folder: "a x p a<TAB>D V N V", where
+ * the tag of "x" is decided by the word before it. */
+void tt_test_tag_corpus(void);
+/* ./train with the arguments (NULL-terminated; argv[0] is supplied), stdout to /dev/null and
+ * stderr into message (len bytes); returns the exit status. */
+int tt_test_train(char *message, size_t len, ...);
+/* The lines of a metrics.jsonl from the first whose epoch is >= from, without the
+ * tokens_per_s field (a timing); malloc'ed. */
+char *tt_test_metrics(const char *path, int from);
+/* The data a viewer (RUN/attention/index.html at path) embeds, parsed; cJSON_Delete it. */
+struct cJSON *tt_test_viewer_data(const char *path);
+/* a and b are the same text; else fails naming the label and the first line that differs. */
+void tt_test_same_lines(const char *label, const char *a, const char *b);
+
+#endif
