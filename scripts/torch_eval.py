@@ -230,8 +230,9 @@ def main():
     with torch.no_grad():
         ours = evaluate(model, cfg, examples, ambiguous)
 
+    shown = valid if os.path.relpath(valid).startswith("..") else os.path.relpath(valid)
     print(f"{args.checkpoint}: task {task}, epoch {meta['epoch']}, step {meta['step']}, "
-          f"{len(examples)} examples of {valid}")
+          f"{len(examples)} examples of {shown}")
     theirs = None if args.valid else trainer_line(args.checkpoint, int(meta["epoch"]))
     print(f"{'':22}{'PyTorch':>14}" + (f"{'./train':>14}{'difference':>14}" if theirs else ""))
     for key in ("valid_loss", "valid_acc", "valid_acc_ambiguous"):
