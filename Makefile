@@ -83,7 +83,7 @@ CHECK64 := $(BUILD)/check_f64
 DOCS_FIGURES := $(BUILD)/docs_figures
 BENCH_MATMUL := $(BUILD)/bench_matmul
 BENCH_STEP := $(BUILD)/bench_step
-# ./train at the repository root (DESIGN.md section 6), from the CPU or the CUDA build; other
+# ./train at the repository root (docs/design.md section 2), from the CPU or the CUDA build; other
 # builds keep theirs in BUILD. A stamp names the variant ./train was last linked as, so that
 # switching between `make` and `make CUDA=1` relinks it.
 # ./infer (a checkpoint's maps, predictions, generation, evaluation) sits beside it, linked the
@@ -210,7 +210,8 @@ viewer-check:
 # The float32 runner checks kernels against references and the graph machinery; the float64
 # runner adds the finite-difference gradient checks. Each prints Check's summary per suite.
 # Then one epoch of the tiny config, and its attention viewer (index.html) opened in headless
-# Chromium: any JavaScript error fails; the screenshot is kept (skipped without Chromium).
+# Chromium: any JavaScript error fails; the screenshot is kept (Chromium is installed first when
+# missing; skipped, loudly, only when it cannot be).
 VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
 	@$(MAKE) --no-print-directory runners $(TRAIN) $(INFER)

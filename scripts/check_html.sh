@@ -3,7 +3,8 @@
 # in headless Chromium, as a reader would from file://, and fails unless its script finished
 # (<body data-tt-ready="1">) without an error (no data-tt-error, set by window.onerror and
 # unhandledrejection); then saves a 1400x1000 screenshot and fails if it is missing or empty.
-# Without chromium (or chromium-browser) it prints "SKIP: chromium not installed" and passes.
+# Without chromium (or chromium-browser) it first tries to install it (scripts/deps.sh viewer:
+# as root, with apt-get); only when that fails does it skip, saying loudly why, and pass.
 # Exit status: 0 pass or skip, 1 the page failed, 2 usage.
 set -euo pipefail
 
@@ -14,15 +15,32 @@ fi
 html=$1
 png=$2
 
-browser=
-for b in chromium chromium-browser; do
-    if command -v "$b" >/dev/null 2>&1; then
-        browser=$(command -v "$b")
-        break
-    fi
-done
+find_browser() {
+    local b
+    for b in chromium chromium-browser; do
+        if command -v "$b" >/dev/null 2>&1; then
+            command -v "$b"
+            return
+        fi
+    done
+}
+browser=$(find_browser)
 if [ -z "$browser" ]; then
-    echo "SKIP: chromium not installed"
+    echo "check_html: no chromium on PATH; trying to install it (scripts/deps.sh viewer)"
+    why="it could not be installed (the reason is above)"
+    if "$(dirname "$0")/deps.sh" viewer; then
+        why="its package is installed, but neither chromium nor chromium-browser is on PATH"
+    fi
+    browser=$(find_browser)
+fi
+if [ -z "$browser" ]; then
+    {
+        echo "**********************************************************************"
+        echo "SKIP: the attention viewer was NOT checked in a browser: no chromium,"
+        echo "and $why."
+        echo "As root: apt-get install chromium fonts-liberation fonts-nanum"
+        echo "**********************************************************************"
+    } >&2
     exit 0
 fi
 if [ ! -s "$html" ]; then

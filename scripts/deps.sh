@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# deps.sh install|ensure: the Debian packages the build and the tests need.
+# deps.sh install|ensure|viewer: the Debian packages the build and the tests need.
 #   install: apt-get install the missing required packages (as root), else print the command
 #            and fail; then try the optional ones (a failure there is only a warning).
 #   ensure:  do nothing when the required ones are installed; otherwise install those.
+#   viewer:  the optional ones only, installed when missing and possible (scripts/check_html.sh
+#            calls it before it would skip); exit 0 when they are there at the end, else 1 with
+#            the reason on stderr.
 # Optional: chromium and two fonts (Latin, Korean), for the headless check of the attention
-# viewer and its screenshot (make test skips that check
-# with a message when it is missing).
+# viewer and its screenshot (make test).
 set -euo pipefail
 
 PACKAGES=(gcc make pkg-config libopenblas-dev libcjson-dev check)
@@ -19,11 +21,22 @@ missing_of() {
 }
 
 mode=${1:-ensure}
+case $mode in
+install | ensure | viewer) ;;
+*)
+    echo "usage: $0 install|ensure|viewer" >&2
+    exit 2
+    ;;
+esac
 
 # A machine with the packages bundled (the GPU machine: ../shared/tools/device-bundle.sh's
 # env.sh sets TT_DEPS_BUNDLED=1) has no dpkg entries for them and no package access: trust
 # pkg-config, and never call apt-get there.
 if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
+    if [ "$mode" = viewer ]; then
+        echo "deps: TT_DEPS_BUNDLED=1: no package access here; chromium not installed" >&2
+        exit 1
+    fi
     if pkg-config --exists openblas check libcjson; then
         exit 0
     fi
@@ -31,9 +44,10 @@ if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
          "HINT: source .device/env.sh (made by ../shared/tools/device-bundle.sh)" >&2
     exit 1
 fi
-mapfile -t missing < <(missing_of "${PACKAGES[@]}")
+missing=()
+[ "$mode" = viewer ] || mapfile -t missing < <(missing_of "${PACKAGES[@]}")
 optional=()
-[ "$mode" = install ] && mapfile -t optional < <(missing_of "${OPTIONAL[@]}")
+[ "$mode" = ensure ] || mapfile -t optional < <(missing_of "${OPTIONAL[@]}")
 
 if [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ]; then
     [ "$mode" = install ] && echo "deps: all packages installed: ${PACKAGES[*]} ${OPTIONAL[*]}"
@@ -46,18 +60,24 @@ if [ "$(id -u)" -ne 0 ]; then
         echo "deps: run as root:  apt-get update && apt-get install -y --no-install-recommends ${missing[*]} ${optional[*]}" >&2
         exit 1
     fi
-    echo "deps: optional packages missing: ${optional[*]} (as root: apt-get install -y ${optional[*]})"
+    echo "deps: optional packages missing: ${optional[*]}; not root, so not installed" \
+         "(as root: apt-get install -y ${optional[*]})" >&2
+    [ "$mode" = viewer ] && exit 1
     exit 0
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+apt-get update -qq || echo "deps: WARNING: apt-get update failed" >&2
 if [ ${#missing[@]} -gt 0 ]; then
     echo "deps: installing ${missing[*]}"
     apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 if [ ${#optional[@]} -gt 0 ]; then
     echo "deps: installing the optional ${optional[*]}"
-    apt-get install -y --no-install-recommends "${optional[@]}" ||
-        echo "deps: WARNING: could not install ${optional[*]}; make test will skip the viewer check" >&2
+    if ! apt-get install -y --no-install-recommends "${optional[@]}"; then
+        echo "deps: WARNING: could not install ${optional[*]};" \
+             "make test will skip the viewer check" >&2
+        [ "$mode" = viewer ] && exit 1
+    fi
 fi
+exit 0

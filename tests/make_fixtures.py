@@ -9,7 +9,7 @@ Needs Debian's python3-torch (1.13) and nothing else: the model is built from st
 (nn.Embedding, nn.TransformerEncoder / TransformerEncoderLayer / MultiheadAttention, nn.LayerNorm,
 nn.Linear) and the safetensors files are read and written by the small shared codec in
 tests/safetensors_io.py (struct + json + numpy).
-The model semantics and the tensor names are the contracts of DESIGN.md sections 5 and 7.
+The model semantics and the tensor names are the contracts of docs/design.md sections 1 and 5.
 
 Attention scale. Our model multiplies the scores by s = 1/(temperature*sqrt(dk)) ("sqrt_dk") or
 s = 1/temperature ("none"); stock MultiheadAttention always uses 1/sqrt(dk). The stock model is run
@@ -17,10 +17,10 @@ on an *effective* copy whose query projection (first d rows of in_proj_weight, f
 in_proj_bias) is multiplied by c = s*sqrt(dk); the gradients of the *stored* parameters are then the
 effective gradients with those q rows multiplied by c (chain rule; verified below with autograd).
 
-Every fixture is verified before it is written: an independent hand-written forward of DESIGN.md
-section 5 (stored parameters, true scale s, explicit masks) must give the same logits, loss and
-attention maps as the stock model, the chain rule is checked with autograd, and every gradient is
-checked against central finite differences of the hand-written loss.
+Every fixture is verified before it is written: an independent hand-written forward of
+docs/design.md section 1 (stored parameters, true scale s, explicit masks) must give the same
+logits, loss and attention maps as the stock model, the chain rule is checked with autograd, and
+every gradient is checked against central finite differences of the hand-written loss.
 """
 import os
 import sys
@@ -94,7 +94,7 @@ CONFIGS = [
 
 
 # ---------------------------------------------------------------------------------------------
-# The model: stock modules, state_dict names = DESIGN.md section 7
+# The model: stock modules, state_dict names = docs/design.md section 5
 
 def contract_names(m):
     names = ["embed.weight"]
@@ -197,7 +197,7 @@ def build_model(m, params):
 
 
 # ---------------------------------------------------------------------------------------------
-# Independent hand-written forward of DESIGN.md section 5 (stored parameters, true scale s)
+# Independent hand-written forward of docs/design.md section 1 (stored parameters, true scale s)
 
 def ref_forward(P, m, tokens, pad):
     """P: dict name -> float64 tensor (stored values). pad: bool [B,T] or None.

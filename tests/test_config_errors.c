@@ -126,7 +126,7 @@ START_TEST(test_rejects_mistake)
 }
 END_TEST
 
-/* The messages of DESIGN.md's examples, word for word after "PATH: ". */
+/* The example messages of docs/design.md section 8, word for word after "PATH: ". */
 START_TEST(test_exact_messages)
 {
     static const struct {

@@ -1,5 +1,5 @@
 /* test_nn.c: the layers and the model.
- * Both builds: parameter names, shapes and order (DESIGN.md section 7, PyTorch's state_dict
+ * Both builds: parameter names, shapes and order (docs/design.md section 5, PyTorch's state_dict
  * order), initial values (PyTorch's schemes), the sinusoidal table, learned positions' gradient.
  * Float64 build: central-difference gradient checks (eps 1e-6, atol 1e-5, rtol 1e-3) of the
  * fused attention for every combination of scale x temperature x masks, with and without
@@ -161,7 +161,7 @@ START_TEST(test_sinusoid_table)
     tt_params_finalize(&ps);
     ck_assert_int_eq(ps.n, 0);
     const real *tab = pe.table.data;
-    /* DESIGN.md: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same) */
+    /* docs/design.md section 1: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same) */
     for (int pos = 0; pos < 50; pos += 7)
         for (int i = 0; i < 4; i++) {
             double angle = pos / pow(10000.0, 2.0 * i / 8);

@@ -1,8 +1,9 @@
-/* model.h: the model of DESIGN.md section 5, the contract PyTorch reproduces with stock modules:
+/* model.h: the model of docs/design.md section 1, the contract PyTorch reproduces with stock
+ * modules:
  *   x = embed(tokens) * (embed_scale ? sqrt(d) : 1) + P[0:T];  x = dropout(x)
  *   x = encoder layers (post-LN or pre-LN);  pre-LN only: x = encoder.norm(x)
  *   logits = head(x) per token
- * Parameters live in one named table (m->params) with section 7's names, registered in
+ * Parameters live in one named table (m->params) with section 5's names, registered in
  * PyTorch's state_dict order; the model owns the table and the sinusoidal position table. */
 #ifndef TT_MODEL_H
 #define TT_MODEL_H

@@ -1,4 +1,4 @@
-/* cli.c: the command line of ./train (DESIGN.md section 6) and the choice between a training
+/* cli.c: the command line of ./train (docs/design.md section 2) and the choice between a training
  * run, a first-step dump and a study:
  *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite]
  *                  [--dump-first-step FILE]

@@ -3,7 +3,7 @@
  * Every CPU kernel, gemms included, runs its work on this pool: OpenBLAS is kept at one thread
  * and each pool thread calls it on its own block. One pool means no second set of threads
  * spinning for the same cores (on 2 cores a spinning pool next to OpenBLAS's own halves the
- * speed: DESIGN.md section 10).
+ * speed: docs/design.md section 9).
  *
  * The threads are started by tt_pool_start (through the backend's set_threads, before the first
  * step), never inside a step. Between jobs a worker spins for about a millisecond, so the next

@@ -1,4 +1,4 @@
-/* config.c: loading the run configuration (config.h, DESIGN.md section 6). Reading, defaults,
+/* config.c: loading the run configuration (config.h, docs/design.md section 3). Reading, defaults,
  * validation and error messages walk the schema table tt_config_keys (config_json.c, which also
  * writes a config back), so a key added there is read and checked here. Loading goes: read the
  * file, parse it with cJSON, apply the --set overrides to the tree, check its shape (unknown,

@@ -1,4 +1,4 @@
-/* config.h: the run configuration (DESIGN.md section 6, a contract): one JSON object read with
+/* config.h: the run configuration (docs/design.md section 3, a contract): one JSON object read with
  * cJSON, --set KEY=VALUE overrides applied to the JSON before validation, every key checked
  * (unknown keys, types, ranges, enums, cross-key rules, data files that must exist), defaults
  * filled in. A user's mistake is never an abort: tt_config_load returns -1 and one message

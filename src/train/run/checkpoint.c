@@ -1,4 +1,4 @@
-/* checkpoint.c: checkpoints, safetensors (DESIGN.md section 7).
+/* checkpoint.c: checkpoints, safetensors (docs/design.md section 5).
  * A checkpoint holds the parameters under their PyTorch names, the optimizer state under
  * optim.<kind>.<name>, the optimizer step and the random cursors as I64 optim.* scalars, and
  * in __metadata__ the resolved config, the step, the epoch, the vocabulary and the labels (JSON

@@ -1,4 +1,4 @@
-/* dump.c: --dump-first-step (DESIGN.md section 7): one forward and backward pass on the first
+/* dump.c: --dump-first-step (docs/design.md section 6): one forward and backward pass on the first
  * training batch with dropout off, so another implementation can reproduce every number,
  * written as one safetensors file of parameters, gradients, inputs and outputs. */
 #include "train/run/run.h"

@@ -118,7 +118,8 @@ int tt_make_dirs(const char *path, char *err, size_t errlen);
 int tt_run_write_config(const tt_run *r, char *err, size_t errlen);
 /* The same, then metrics.jsonl opened for writing (appending on resume). */
 int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen);
-/* checkpoint.c: the contract's safetensors layout (DESIGN.md section 7), written atomically. */
+/* checkpoint.c: the contract's safetensors layout (docs/design.md section 5), written
+ * atomically. */
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);
 int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen);
 /* dump.c, --dump-first-step: one forward and backward pass on the first training batch,
