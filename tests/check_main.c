@@ -35,6 +35,7 @@ int main(int argc, char **argv)
         {"train", train_suite},
         {"render", render_suite},
         {"study", study_suite},
+        {"worked", worked_suite},
         {"threads", threads_suite},
         {"guard", guard_suite},
         {"memory_plan", memory_plan_suite},
