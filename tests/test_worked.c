@@ -38,7 +38,8 @@ static tt_worked_result check(const char *id, const double *want, int n, double 
     check(id, (const double[]){__VA_ARGS__}, (int)(sizeof((double[]){__VA_ARGS__}) /              \
                                                    sizeof(double)), tol)
 
-/* Python: sm = lambda x: [math.exp(v - max(x)) / sum(math.exp(u - max(x)) for u in x) for v in x] */
+/* Python: sm = lambda x: [math.exp(v - max(x)) / sum(math.exp(u - max(x)) for u in x)
+ *                         for v in x] */
 START_TEST(test_softmax_examples)
 {
     CHECK("000-scale", WTOL, 4, 0.125, 0.25); /* 32/8, 1/8, 2/8 */

@@ -86,6 +86,23 @@ static void put_computed(FILE *f, const tt_worked_example *e, const tt_worked_re
     if (!isnan(r->xcheck)) fprintf(f, " (the fused tt_sdpa: largest difference %.1e)", r->xcheck);
 }
 
+/* The accepted difference after the seed's figure: half its rounding unit, per figure where
+ * they differ, or 3 standard errors for a sampled figure; nothing when it gives no figure. */
+static void put_tolerance(FILE *f, const tt_worked_example *e)
+{
+    bool given = false;
+    for (int i = 0; i < e->n; i++) given = given || !isnan(e->seed[i]);
+    if (!given) return;
+    if (isnan(e->unit) && !e->units) {
+        fputs(" (±3 standard errors)", f);
+        return;
+    }
+    fputs(" (±", f);
+    for (int i = 0; i < (e->units ? e->n : 1); i++)
+        fprintf(f, "%s%g", i ? "; ±" : "", unit_of(e, i) / 2);
+    fputc(')', f);
+}
+
 static const char *verdict_word(tt_worked_verdict v)
 {
     return v == TT_WORKED_AGREE     ? "agree"
@@ -149,6 +166,7 @@ bool tt_worked_write_section(FILE *f, const char *heading, const tt_worked_resul
         put_cell(f, e->what);
         fputs(" | ", f);
         put_cell(f, e->seed_text);
+        put_tolerance(f, e);
         fputs(" | ", f);
         put_computed(f, e, &res[i]);
         fputs(" | ", f);

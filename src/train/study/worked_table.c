@@ -194,7 +194,8 @@ const tt_worked_example tt_worked_examples[] = {
     {"001-pairs", F001,
      "Self-Attention vs RNN, l. 279: `이미지 패치(256개) + 텍스트(수백 토큰) → 수십만 개의 쌍`",
      "(256 + 300)^2 query-key pairs, taking 300 text tokens for 수백 (hundreds)",
-     "수십만 (10^5 to 10^6)", TT_WK_SQUARES, IN(556), {0}, 1, {550000}, 900000, NULL, 0,
+     "수십만, hundreds of thousands: 10^5 to 10^6, so 550,000", TT_WK_SQUARES, IN(556), {0},
+     1, {550000}, 900000, NULL, 0,
      "Holds for 100 to 743 text tokens; from 744 on, (256 + N)^2 reaches a million"},
 
     /* ---- 002: Scaled Dot-Product Attention ---- */
@@ -275,6 +276,8 @@ const char *const tt_worked_skipped[] = {
     "001, l. 13: `VLA 추론(inference)의 70% 이상`: no VLA model here",
     "001, l. 122-123: Llama 2-7B's `d_model = 4096`, `d_k = d_v = 128`: facts about another "
     "model (only the product's shape is recomputed, 001-wq)",
+    "001, l. 201: scores `[-20, +20] 범위로 퍼지면`: a loose range (about one standard "
+    "deviation at d_k 512, 22.6), no figure to recompute",
     "001, l. 235-239: the `bank` vectors `[0.3, 0.7, 0.1, ...]`: illustrations without inputs",
     "003, l. 202: `6~12층`: an empirical claim about other models",
     "004, l. 37-41: the `Time flies like an arrow` and `Fruit flies like a banana` maps are "
