@@ -277,7 +277,7 @@ static void pad(const tt_worked_example *e, tt_worked_result *r)
     wk_close(&w);
 }
 
-/* TT_WK_CAUSAL: zero-width queries and keys, so every score is 0 and only the mask shapes the
+/* TT_WK_CAUSAL: queries and keys of zeros, so every score is 0 and only the mask shapes the
  * weights. */
 static void causal(const tt_worked_example *e, tt_worked_result *r)
 {
