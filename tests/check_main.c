@@ -37,6 +37,7 @@ int main(int argc, char **argv)
         {"runs", runs_suite},
         {"render", render_suite},
         {"study", study_suite},
+        {"worked", worked_suite},
         {"threads", threads_suite},
         {"guard", guard_suite},
         {"memory_plan", memory_plan_suite},

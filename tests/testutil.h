@@ -38,6 +38,7 @@ Suite *infer_suite(void);     /* ./infer: using a checkpoint */
 Suite *runs_suite(void);      /* run folders, resume and schedules, valid_share, progress */
 Suite *render_suite(void);    /* attention maps and plots: files, SVG, HTML, terminal */
 Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
+Suite *worked_suite(void);    /* the seed texts' worked examples, recomputed */
 Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */
 Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
 Suite *guard_suite(void);     /* the device boundary: the guard device, and ./train on it */

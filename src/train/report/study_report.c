@@ -2,6 +2,7 @@
  * attention literature next to the measured figure and a verdict computed from the numbers,
  * and the SVG plots of every part. The measurements and trainings are the study's (study/). */
 #include "train/study/study.h"
+#include "train/study/worked.h"
 
 #include "train/report/render.h"
 
@@ -178,7 +179,8 @@ static int write_report(const tt_config *c, const tt_study_results *s, char *err
         fprintf(f, "| %g | %.4f | %.4f | %.4f | [temperature_%g.svg](temperature_%g.svg) |\n",
                 temps[i].tau, temps[i].max_w, temps[i].entropy, temps[i].valid_acc,
                 temps[i].tau, temps[i].tau);
-    return tt_atomic_close(&out, true, err, errlen);
+    bool ok = tt_worked_write_report(f, c->output.dir, err, errlen) == 0;
+    return tt_atomic_close(&out, ok, err, errlen);
 }
 
 static int plot(const char *dir, const char *file, const char *title, const char *xl,
