@@ -1,8 +1,9 @@
 /* folder.c: a run's folder (output.dir). RUN_FILES lists, once, every file a run writes there,
  * so that the check before a run, --overwrite's removal and a resume's rewind agree on what
  * belongs to a run: config.json, metrics.jsonl, loss.svg, checkpoints/epoch_NNN.safetensors,
- * attention/epoch_NNN.json|svg and attention/index.html; a study's report.md, CSV and SVG
- * files, and its trainings' folders train_<variant>/, a run folder each. Any other file there
+ * attention/epoch_NNN.json|svg and attention/index.html; a study's report.md,
+ * worked_examples.md, CSV and SVG files, and its trainings' folders train_<variant>/, a run
+ * folder each. Any other file there
  * is the user's: it is never removed, and it does not make a folder a run's. */
 #include "train/report/render.h"
 #include "train/run/run.h"
@@ -21,9 +22,9 @@
  * (fnmatch patterns); the temporary file of an atomic write, NAME.tmp.PID, counts as NAME. */
 static const struct {
     const char *sub;
-    const char *names[6];
+    const char *names[7];
 } RUN_FILES[] = {
-    {"", {"config.json", "metrics.jsonl", "report.md", "*.csv", "*.svg"}},
+    {"", {"config.json", "metrics.jsonl", "report.md", "worked_examples.md", "*.csv", "*.svg"}},
     {"checkpoints", {"epoch_[0-9][0-9][0-9]*.safetensors"}},
     {"attention", {"epoch_[0-9][0-9][0-9]*.json", "epoch_[0-9][0-9][0-9]*.svg", "index.html"}},
 };
