@@ -4,12 +4,15 @@
  * and SPEC names the run (a config under configs/, trained into DOCS/<run>/) and what to read:
  *   metric RUN EPOCH KEY DIGITS      KEY of the evaluation line of EPOCH ("last": the last one)
  *                                    of metrics.jsonl, with DIGITS decimals
- *   entropy RUN EPOCH min|max DIGITS the smallest or largest head of that line's
+ *   entropy RUN EPOCH min|max|mean DIGITS   the smallest, largest or mean head of that line's
  *                                    attention_entropy (the validation set's mean row entropy)
+ *   entropy_drop RUN FROM TO DIGITS  the mean entropy at epoch FROM less that at epoch TO
+ *   entropy_share RUN FROM MID TO DIGITS    entropy_drop FROM MID as a percentage of FROM TO
  *   attn RUN EPOCH PROBE LAYER HEAD QUERY KEY DIGITS
  *                                    the weight of word QUERY on word KEY (first occurrences) in
  *                                    probe PROBE's map, attention/epoch_EPOCH.json
  *   probe_entropy RUN EPOCH PROBE min|max DIGITS   over heads, a probe's mean row entropy
+ *   attn_range RUN EPOCH PROBE QUERY KEY min|max DIGITS   the QUERY -> KEY weight over heads
  *   maxattn RUN EPOCH PROBE QUERY KEY DIGITS       the largest QUERY -> KEY weight of any head
  *   maxattn_head RUN EPOCH PROBE QUERY KEY         "layer L, head H" of that head
  *   table RUN                        the first table of DOCS/RUN/report.md (the study's headline)
@@ -66,6 +69,24 @@ static cJSON *eval_line(const char *run, const char *epoch)
     free(text);
     if (!found) die("%s: no evaluation line for epoch %s", run, epoch);
     return found;
+}
+
+/* The smallest, largest or mean head of an evaluation line's attention_entropy. */
+static double entropy(const char *run, const char *epoch, const char *which)
+{
+    cJSON *o = eval_line(run, epoch);
+    double v = !strcmp(which, "min") ? INFINITY : !strcmp(which, "max") ? -INFINITY : 0;
+    int n = 0;
+    const cJSON *layer, *head;
+    cJSON_ArrayForEach(layer, cJSON_GetObjectItem(o, "attention_entropy"))
+        cJSON_ArrayForEach(head, layer) {
+            double x = head->valuedouble;
+            v = !strcmp(which, "min") ? fmin(v, x) : !strcmp(which, "max") ? fmax(v, x) : v + x;
+            n++;
+        }
+    cJSON_Delete(o);
+    if (!n) die("%s: no attention_entropy at epoch %s", run, epoch);
+    return strcmp(which, "mean") ? v : v / n;
 }
 
 static tt_attn_epoch read_epoch(const char *run, const char *epoch)
@@ -156,14 +177,24 @@ static void figure(char **a, int n, char *out, size_t len)
         v = k->valuedouble;
         cJSON_Delete(o);
     } else if (!strcmp(kind, "entropy") && n == 5) {
-        cJSON *o = eval_line(a[1], a[2]);
-        bool min = !strcmp(a[3], "min");
+        v = entropy(a[1], a[2], a[3]);
+    } else if (!strcmp(kind, "entropy_drop") && n == 5) {
+        v = entropy(a[1], a[2], "mean") - entropy(a[1], a[3], "mean");
+    } else if (!strcmp(kind, "entropy_share") && n == 6) {
+        double from = entropy(a[1], a[2], "mean");
+        v = 100 * (from - entropy(a[1], a[3], "mean")) / (from - entropy(a[1], a[4], "mean"));
+    } else if (!strcmp(kind, "attn_range") && n == 8) {
+        tt_attn_epoch e = read_epoch(a[1], a[2]);
+        const tt_attn_probe *p = probe(&e, a[3]);
+        int T = p->T, q = token(p, a[4]), k = token(p, a[5]);
+        bool min = !strcmp(a[6], "min");
         v = min ? INFINITY : -INFINITY;
-        const cJSON *layer, *head;
-        cJSON_ArrayForEach(layer, cJSON_GetObjectItem(o, "attention_entropy"))
-            cJSON_ArrayForEach(head, layer) v = min ? fmin(v, head->valuedouble)
-                                                    : fmax(v, head->valuedouble);
-        cJSON_Delete(o);
+        for (int l = 0; l < e.L; l++)
+            for (int h = 0; h < e.H; h++) {
+                double x = (double)p->w[(((size_t)l * e.H + h) * T + q) * T + k];
+                v = min ? fmin(v, x) : fmax(v, x);
+            }
+        tt_attn_epoch_free(&e);
     } else if ((!strcmp(kind, "attn") && n == 9) || (!strcmp(kind, "probe_entropy") && n == 6) ||
                (!strncmp(kind, "maxattn", 7) && n >= 6)) {
         tt_attn_epoch e = read_epoch(a[1], a[2]);
