@@ -20,8 +20,8 @@ export OPENBLAS_CORETYPE=Haswell
 # The pictures: every docs/img/RUN_REST.svg the README shows comes from build/docs/RUN/REST.svg
 # or build/docs/RUN/attention/REST.svg (tiny_epoch_008.svg: tiny/attention/epoch_008.svg).
 pictures=$(grep -o 'docs/img/[A-Za-z0-9_.-]*\.svg' README.md | sed 's|docs/img/||' | sort -u)
-runs=$( { "$figures" runs README.md "$out"; for p in $pictures; do echo "${p%%_*}"; done; } |
-        sort -u)
+needed=$("$figures" runs README.md "$out")
+runs=$( { printf '%s\n' $needed; for p in $pictures; do echo "${p%%_*}"; done; } | sort -u)
 mkdir -p "$out"
 for run in $runs; do
     echo "docs: ./$train configs/$run.json -> $out/$run"
