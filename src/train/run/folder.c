@@ -64,7 +64,8 @@ static bool run_name(int place, const char *name)
     snprintf(base, sizeof base, "%s", name);
     char *tmp = strstr(base, ".tmp.");
     if (tmp && tmp[5] && strspn(tmp + 5, "0123456789") == strlen(tmp + 5)) *tmp = '\0';
-    for (int k = 0; k < 6 && RUN_FILES[place].names[k]; k++)
+    const int most = (int)(sizeof RUN_FILES[0].names / sizeof RUN_FILES[0].names[0]);
+    for (int k = 0; k < most && RUN_FILES[place].names[k]; k++)
         if (fnmatch(RUN_FILES[place].names[k], base, 0) == 0) return true;
     return false;
 }
