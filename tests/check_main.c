@@ -34,6 +34,7 @@ int main(int argc, char **argv)
         {"data", data_suite},
         {"train", train_suite},
         {"render", render_suite},
+        {"plot", plot_suite},
         {"study", study_suite},
         {"threads", threads_suite},
         {"guard", guard_suite},

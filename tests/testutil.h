@@ -34,7 +34,8 @@ Suite *config_errors_suite(void);
 Suite *optim_suite(void);     /* optimizers, schedules, clipping */
 Suite *data_suite(void);      /* tokenizer, corpora, batches */
 Suite *train_suite(void);     /* the program end to end */
-Suite *render_suite(void);    /* attention maps and plots: files, SVG, HTML, terminal */
+Suite *render_suite(void);    /* attention maps: files, SVG, HTML, terminal */
+Suite *plot_suite(void);      /* line plots and a run's loss.svg */
 Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
 Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */
 Suite *heap_suite(void);      /* the gradient heap and its use by the graph */

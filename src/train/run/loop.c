@@ -129,6 +129,7 @@ static void write_eval(tt_run *r, const tt_eval *e)
     }
     fprintf(r->metrics, "]}\n");
     fflush(r->metrics);
+    tt_loss_plot_update(r->cfg.output.dir);
 }
 
 static bool dump_due(const tt_config *c, int epoch)
