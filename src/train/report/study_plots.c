@@ -79,11 +79,11 @@ static int parts_1_to_3(const char *dir, const tt_study_results *s, char *err, s
     const tt_plot_series dq[2] = {S("unscaled", 14), S("scaled", 15)};
     const tt_plot_series dkey[2] = {S("unscaled", 16), S("scaled", 17)};
 #undef S
-    const tt_plot_panel pg[3] = {{"dL/dscores per element", TT_LOG10, ds, 4},
-                                 {"dL/dQ, RMS per element", TT_LOG10, dq, 2},
-                                 {"dL/dK, RMS per element", TT_LOG10, dkey, 2}};
-    rc = rc || plot(dir, "gradients.svg", "3. Gradients through the attention backward", "d_k",
-                    TT_LOG2, pg, 3, err, errlen);
+    const tt_plot_panel pg[3] = {{"dL/dscores", TT_LOG10, ds, 4},
+                                 {"dL/dQ, RMS", TT_LOG10, dq, 2},
+                                 {"dL/dK, RMS", TT_LOG10, dkey, 2}};
+    rc = rc || plot(dir, "gradients.svg", "3. Gradients through the attention backward, size "
+                    "per element", "d_k", TT_LOG2, pg, 3, err, errlen);
     return rc;
 }
 
@@ -182,7 +182,7 @@ int tt_study_write_plots(const tt_config *c, const tt_study_results *s, char *er
     rc = rc || part_4_plot(dir, "training_valid.svg", title, s, true, 2, valid, v_lab, v_sc, err,
                            errlen);
     const double *(*const grad[3])(const tt_study_trace *) = {col_q, col_k, col_v};
-    const char *const g_lab[3] = {"q projection", "k projection", "v projection"};
+    const char *const g_lab[3] = {"q: gradient norm", "k: gradient norm", "v: gradient norm"};
     const tt_plot_scale g_sc[3] = {TT_LOG10, TT_LOG10, TT_LOG10};
     snprintf(title, sizeof title, "4. Gradient norms of the q, k, v projections (all layers), "
              "d_k = %d", dk);
