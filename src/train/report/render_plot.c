@@ -1,5 +1,5 @@
 /* render_plot.c: tt_render_plot_svg, the line plots of the studies and of every run (loss.svg):
- * panels stacked over one x axis, one quantity per y axis, each panel's legend to the right of
+ * panels stacked over one x axis, one quantity per y axis, each panel's legend beside or below
  * its plotting area. Axes end where the data ends (plus 3%), ticks are thinned until their
  * labels do not touch, and a series hidden under a later one says so in the legend. Lines are
  * drawn from pixel polylines (dense series keep each pixel column's lowest and highest point);

@@ -99,7 +99,7 @@ static void write_part_4(FILE *f, const tt_config *c, const tt_study_results *s,
                                offsetof(tt_study_trace, valid_acc),
                                offsetof(tt_study_trace, entropy)};
         for (int k = 0; k < 6; k++)
-            mm(b[k], sizeof b[k], k < 2 ? "%.4f" : k < 4 ? "%.4f" : "%.3f",
+            mm(b[k], sizeof b[k], k < 4 ? "%.4f" : "%.3f",
                epoch_spread(s, k % 2, i, col[k / 2]));
         fprintf(f, "| %g | %s | %s | %s | %s | %s | %s |\n", t[0].epoch[i], b[0], b[1], b[2],
                 b[3], b[4], b[5]);
