@@ -36,6 +36,7 @@ int main(int argc, char **argv)
         {"infer", infer_suite},
         {"runs", runs_suite},
         {"render", render_suite},
+        {"plot", plot_suite},
         {"study", study_suite},
         {"worked", worked_suite},
         {"threads", threads_suite},

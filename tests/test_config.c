@@ -69,6 +69,7 @@ START_TEST(test_minimal_gets_defaults)
     ck_assert_int_eq(c.output.attention_every, 1);
     ck_assert_int_eq(c.output.checkpoint_every, 0);
     ck_assert_int_eq(c.output.log_every, 1);
+    ck_assert_int_eq(c.study.seeds, 5);
     tt_config_free(&c);
     tt_cfg_expect_zeroed(&c);
 }
@@ -332,7 +333,8 @@ START_TEST(test_to_json_every_key)
                                        "study.samples",
                                        "study.d_model",
                                        "study.n_heads",
-                                       "study.epochs"};
+                                       "study.epochs",
+                                       "study.seeds"};
     int n_keys = (int)(sizeof keys / sizeof keys[0]);
     tt_cfg_fx f;
     tt_config c;

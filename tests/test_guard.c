@@ -239,7 +239,7 @@ START_TEST(test_study_as_on_cpu)
     for (int d = 0; d < 2; d++)
         ck_assert_int_eq(train_on("configs/scaling.json", dev[d], path("%s", dev[d]),
                                   "study.samples=1000", "study.epochs=1", "study.d_model=32",
-                                  "study.n_heads=2"),
+                                  "study.seeds=1"),
                          0);
     const char *part[2] = {"train_sqrt_dk", "train_none"};
     for (int k = 0; k < 2; k++)

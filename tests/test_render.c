@@ -6,6 +6,8 @@
  * browser check of index.html is scripts/check_html.sh. */
 #include "testutil.h"
 
+#include "svg_testutil.h"
+
 #include "train/report/render.h"
 #include "train/report/viewer_assets.h"
 
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* name in the test's folder (the fixture tt_tmp_setup) */
@@ -36,13 +39,7 @@ static char *get(const char *path)
     return s;
 }
 
-static int count(const char *s, const char *what)
-{
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
+static int count(const char *s, const char *what) { return tt_svg_count(s, what); }
 
 static const char *PROBES[3][6] = {
     {"time flies like an arrow", "time", "flies", "like", "an", "arrow"},
@@ -72,70 +69,6 @@ static void make_epoch(tt_attn_epoch *e, int epoch, int L, int H)
                 row[j] = (real)(z[j] / s);
         }
     }
-}
-
-/* Minimal XML well-formedness: tags nest and close, attributes are quoted, and neither text nor
- * attributes hold a raw '<', a raw '>' or an '&' that starts no known entity. NULL when fine. */
-static bool entity(const char *p)
-{
-    static const char *ok[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
-    for (int i = 0; i < 5; i++)
-        if (!strncmp(p, ok[i], strlen(ok[i]))) return true;
-    return false;
-}
-
-static const char *xml_problem(const char *s)
-{
-    static char why[128];
-    char stack[64][32];
-    int depth = 0, elements = 0;
-    const char *s0 = s;
-#define BAD(msg) return snprintf(why, sizeof why, "%s at offset %ld", msg, (long)(s - s0)), why
-    while (*s) {
-        if (*s == '&' && !entity(s)) BAD("bare &");
-        if (*s == '>') BAD("bare >");
-        if (*s != '<') {
-            s++;
-            continue;
-        }
-        if (!strncmp(s, "<?", 2) || !strncmp(s, "<!--", 4)) {
-            const char *end = strstr(s, s[1] == '?' ? "?>" : "-->");
-            if (!end) BAD("unterminated <? or <!--");
-            s = end + 2;
-            continue;
-        }
-        bool closing = s[1] == '/';
-        const char *p = s + 1 + closing;
-        size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:");
-        if (!n || n >= 32) BAD("bad tag name");
-        char name[32];
-        memcpy(name, p, n);
-        name[n] = '\0';
-        for (p += n; *p && *p != '>' && strncmp(p, "/>", 2); p++) {
-            if (*p == '<') BAD("< inside a tag");
-            if (*p != '"' && *p != '\'') continue;
-            const char *end = strchr(p + 1, *p);
-            if (!end) BAD("unterminated attribute value");
-            for (const char *q = p + 1; q < end; q++)
-                if (*q == '<' || (*q == '&' && !entity(q))) BAD("bad character in an attribute");
-            p = end;
-        }
-        if (!*p) BAD("unterminated tag");
-        bool self = *p == '/';
-        if (closing) {
-            if (!depth || strcmp(stack[depth - 1], name)) BAD("mismatched closing tag");
-            depth--;
-        } else if (!self) {
-            if (depth == 64) BAD("nested too deep");
-            strcpy(stack[depth++], name);
-        }
-        elements += !closing;
-        s = p + (self ? 2 : 1);
-    }
-    if (depth) BAD("unclosed element");
-    if (!elements) BAD("no element");
-#undef BAD
-    return NULL;
 }
 
 START_TEST(test_roundtrip)
@@ -252,7 +185,7 @@ START_TEST(test_heatmap_svg)
     make_epoch(&e, 7, 2, 3);
     ck_assert_msg(!tt_render_heatmap_svg(&e, at("e.svg"), err, sizeof err), "%s", err);
     char *svg = get(at("e.svg"));
-    const char *why = xml_problem(svg);
+    const char *why = tt_svg_xml_problem(svg);
     ck_assert_msg(!why, "%s", why);
     ck_assert_ptr_nonnull(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
     ck_assert_ptr_nonnull(strstr(svg, "epoch 7"));
@@ -512,51 +445,90 @@ START_TEST(test_entropy_and_focus)
 }
 END_TEST
 
-START_TEST(test_lineplot)
+/* Uniform rows of a causal map: row i sees i + 1 keys, so T = 4 gives the mean of log 1, log 2,
+ * log 3 and log 4; a full map, log T. The terminal view and the epoch file carry the flag. */
+START_TEST(test_uniform_causal)
 {
-    static const double x[6] = {0, 1, 16, 64, 256, 1024}, y1[6] = {0.5, 0.2, 0.1, 0, -1, 0.01},
-                        y2[6] = {2, 3, 5, 8, 13, 21}, y3[6] = {0, -1, 0, NAN, 0, -2},
-                        x4[3] = {16, 64, 256}, y4[3] = {1, 2, 3};
-    const tt_plot_series s[4] = {{"loss <train>", 6, x, y1},
-                                 {"b & c", 6, x, y2},
-                                 {"never positive", 6, x, y3},
-                                 {"empty", 0, x, y1}};
+    const double want = (log(1.0) + log(2.0) + log(3.0) + log(4.0)) / 4;
+    ck_assert_double_eq_tol(tt_attn_uniform_entropy(4, true), want, 1e-12);
+    ck_assert_double_eq_tol(tt_attn_uniform_entropy(4, false), log(4.0), 1e-12);
+    ck_assert_double_eq(tt_attn_uniform_entropy(1, true), 0);
+    /* a causal 4 x 4 map whose rows are uniform over their keys has exactly that entropy */
+    real w[16] = {0};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j <= i; j++) w[4 * i + j] = R(1) / (real)(i + 1);
+    char *tokens[4] = {"a", "b", "c", "d"};
+    tt_attn_probe pr = {.text = "a b c d", .T = 4, .tokens = tokens, .w = w};
+    tt_attn_epoch e = {.epoch = 2, .L = 1, .H = 1, .n_probes = 1, .probes = &pr, .causal = true};
+    ck_assert_double_eq_tol(tt_attn_mean_entropy(&e, 0, 0, 0), want, 1e-6);
+    char *buf = NULL, line[160];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    tt_render_terminal(f, &e, 0, 0, 0);
+    fclose(f);
+    snprintf(line, sizeof line, "(uniform over each row's keys: mean of log 1 .. log 4 = %.3f)",
+             want);
+    ck_assert_msg(strstr(buf, line), "%s", buf);
+    ck_assert_ptr_null(strstr(buf, "log 4 = 1.386"));
+    free(buf);
+    /* the flag round-trips; a file without it reads as not causal; a wrong type is an error */
     char err[512];
-    for (int lx = 0; lx < 2; lx++)
-        for (int ly = 0; ly < 2; ly++) {
-            ck_assert_msg(!tt_render_lineplot_svg(at("p.svg"), "Loss \"vs\" size", "d_model",
-                                                  "loss", lx, ly, s, 4, err, sizeof err),
-                          "%s", err);
-            char *svg = get(at("p.svg"));
-            const char *why = xml_problem(svg);
-            ck_assert_msg(!why, "%s (log %d %d)", why, lx, ly);
-            ck_assert_int_eq(count(svg, "<path"), 4);
-            for (const char *b = "\"nan\0 nan\0\"-nan\0 -nan\0\"inf\0 inf\0\"-inf\0 -inf\0"; *b;
-                 b += strlen(b) + 1)
-                ck_assert_msg(!strstr(svg, b), "found '%s' (log %d %d)", b, lx, ly);
-            ck_assert_ptr_nonnull(strstr(svg, ">loss &lt;train&gt;</text>"));
-            ck_assert_ptr_nonnull(strstr(svg, ">b &amp; c</text>"));
-            ck_assert_ptr_nonnull(strstr(svg, "Loss &quot;vs&quot; size"));
-            ck_assert_ptr_nonnull(strstr(svg, "<g id=\"legend\">"));
-            if (lx) /* x over 3 decades: powers of 10 */
-                ck_assert_msg(strstr(svg, ">10</text>") && strstr(svg, ">1000</text>"), "%s", svg);
-            free(svg);
-        }
-    /* under two decades on a log axis: powers of 2 */
-    const tt_plot_series one = {"d", 3, x4, y4};
-    ck_assert(
-        !tt_render_lineplot_svg(at("q.svg"), "t", "x", "y", true, false, &one, 1, err, sizeof err));
-    char *svg = get(at("q.svg"));
-    ck_assert_msg(strstr(svg, ">16</text>") && strstr(svg, ">32</text>") &&
-                      strstr(svg, ">128</text>") && strstr(svg, ">256</text>"),
-                  "%s", svg);
-    ck_assert_int_eq(count(svg, "<circle"), 3 + 1);
-    free(svg);
-    ck_assert(!tt_render_lineplot_svg(at("r.svg"), "none", "x", "y", true, true, NULL, 0, err,
-                                      sizeof err));
-    svg = get(at("r.svg"));
-    ck_assert_ptr_null(xml_problem(svg));
-    free(svg);
+    ck_assert_msg(!tt_attn_epoch_write(&e, at("c.json"), err, sizeof err), "%s", err);
+    tt_attn_epoch back;
+    ck_assert_msg(!tt_attn_epoch_read(&back, at("c.json"), err, sizeof err), "%s", err);
+    ck_assert(back.causal);
+    tt_attn_epoch_free(&back);
+    put("g.json", GOOD);
+    ck_assert(!tt_attn_epoch_read(&back, at("g.json"), err, sizeof err) && !back.causal);
+    tt_attn_epoch_free(&back);
+    char bad[512];
+    snprintf(bad, sizeof bad, "{\"causal\": 1, %s", GOOD + 1);
+    put("b.json", bad);
+    ck_assert_int_eq(tt_attn_epoch_read(&back, at("b.json"), err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "\"causal\" must be true or false"), "%s", err);
+}
+END_TEST
+
+/* index.html shows the run's loss.svg (RUN/loss.svg next to RUN/attention/) inline, with no
+ * XML prolog and no URL; without one it says so. The heatmap takes a caller's title. */
+START_TEST(test_index_html_loss)
+{
+    char dir[512], err[512];
+    tt_test_mkdir(dir, sizeof dir);
+    char attention[600], loss[600], page[700];
+    snprintf(attention, sizeof attention, "%s/attention", dir);
+    snprintf(loss, sizeof loss, "%s/loss.svg", dir);
+    snprintf(page, sizeof page, "%s/index.html", attention);
+    ck_assert_int_eq(mkdir(attention, 0777), 0);
+    ck_assert_msg(!tt_render_index_html(attention, err, sizeof err), "%s", err);
+    char *html = get(page);
+    ck_assert_ptr_nonnull(strstr(html, "No loss.svg yet"));
+    free(html);
+    static const double x[3] = {0, 1, 2}, y[3] = {3, 2, 1};
+    const tt_plot_series sr = {.name = "loss <here>", .n = 3, .x = x, .y = y};
+    const tt_plot_panel p = {.ylabel = "loss", .s = &sr, .n = 1};
+    const tt_plot plot = {.title = "a run", .xlabel = "step", .panel = &p, .n_panels = 1};
+    ck_assert_msg(!tt_render_plot_svg(loss, &plot, err, sizeof err), "%s", err);
+    ck_assert_msg(!tt_render_index_html(attention, err, sizeof err), "%s", err);
+    html = get(page);
+    const char *svg = strstr(html, "<div id=\"tt-loss\">");
+    ck_assert_ptr_nonnull(svg);
+    ck_assert_ptr_nonnull(strstr(svg, "<svg width="));
+    ck_assert_ptr_nonnull(strstr(svg, ">loss &lt;here&gt;</text>"));
+    ck_assert_ptr_null(strstr(html, "<?xml"));
+    ck_assert_ptr_null(strstr(html, "http"));
+    ck_assert_ptr_null(strstr(html, "No loss.svg yet"));
+    free(html);
+
+    tt_attn_epoch e;
+    make_epoch(&e, 1, 1, 1);
+    ck_assert(!tt_render_heatmap_svg_titled(&e, "tau = 0.5 <sharp>", at("t.svg"), err,
+                                            sizeof err));
+    char *t = get(at("t.svg"));
+    ck_assert_ptr_nonnull(strstr(t, ">tau = 0.5 &lt;sharp&gt;</text>"));
+    ck_assert_ptr_null(strstr(t, "epoch 1<"));
+    free(t);
+    tt_attn_epoch_free(&e);
 }
 END_TEST
 
@@ -570,8 +542,8 @@ START_TEST(test_unwritable)
     ck_assert_ptr_nonnull(strstr(err, bad));
     ck_assert_int_eq(tt_render_heatmap_svg(&e, bad, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, bad));
-    ck_assert_int_eq(
-        tt_render_lineplot_svg(bad, "t", "x", "y", false, false, NULL, 0, err, sizeof err), -1);
+    const tt_plot none = {.title = "t"};
+    ck_assert_int_eq(tt_render_plot_svg(bad, &none, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "cannot create"));
     free(e.probes[0].tokens[0]);
     e.probes[0].tokens[0] = NULL;
@@ -598,7 +570,8 @@ Suite *render_suite(void)
     tcase_add_test(tc, test_index_html_assets);
     tcase_add_test(tc, test_terminal);
     tcase_add_test(tc, test_entropy_and_focus);
-    tcase_add_test(tc, test_lineplot);
+    tcase_add_test(tc, test_uniform_causal);
+    tcase_add_test(tc, test_index_html_loss);
     tcase_add_test(tc, test_unwritable);
     suite_add_tcase(s, tc);
     return s;

@@ -2,16 +2,23 @@
  * test, with the seed fixed: Var(q.k) = d_k unscaled and 1 scaled (within 5%, every d_k up to
  * 1024); softmax saturating without the scale and not with it; the gradient of the scores
  * vanishing without it; temperature sharpening and flattening; the CSV files parsing back;
- * each d_k's numbers independent of the other widths measured. */
+ * each d_k's numbers independent of the other widths measured. Then a small whole study over
+ * two seeds: the gradient norms' CSV against each training's own metrics, the report's spread
+ * against the per-seed runs' files, and a folder with nothing empty in it. */
 #include "testutil.h"
 
+#include "train/cli.h"
 #include "train/study/study.h"
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { SEED = 20240611 };
 
@@ -278,6 +285,171 @@ START_TEST(test_csv_round_trip)
 }
 END_TEST
 
+/* ---- a whole study, small: 2 seeds, d_model 32, 1 epoch ---- */
+
+static int run_study(const char *out)
+{
+    char set_out[600];
+    snprintf(set_out, sizeof set_out, "output.dir=%s", out);
+    char *argv[] = {"train", "configs/scaling.json", "--set", set_out, "--set",
+                    "study.samples=1000", "--set", "study.epochs=1", "--set", "study.d_model=32",
+                    "--set", "study.n_heads=2", "--set", "study.seeds=2", NULL};
+    fflush(stdout);
+    int saved = dup(1), devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    int rc = tt_train_main((int)(sizeof argv / sizeof argv[0]) - 1, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved), close(devnull);
+    return rc;
+}
+
+/* A run's metrics.jsonl: the loss of every step line (n of them, at most max) and the last
+ * evaluation line's valid_loss. */
+static int step_losses(const char *path, double *loss, double *grad_norm, int max,
+                       double *valid_loss)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s missing", path);
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_ptr_nonnull(o);
+        const cJSON *v = cJSON_GetObjectItem(o, "valid_loss");
+        if (v) {
+            *valid_loss = v->valuedouble;
+        } else {
+            ck_assert_int_lt(n, max);
+            loss[n] = cJSON_GetObjectItem(o, "loss")->valuedouble;
+            grad_norm[n++] = cJSON_GetObjectItem(o, "grad_norm")->valuedouble;
+        }
+        cJSON_Delete(o);
+    }
+    fclose(f);
+    return n;
+}
+
+/* Nothing empty anywhere under dir: every folder has an entry, every file a byte. */
+static void assert_nothing_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "%s: cannot open", dir);
+    int entries = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        entries++;
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        ck_assert_int_eq(stat(path, &st), 0);
+        if (S_ISDIR(st.st_mode))
+            assert_nothing_empty(path);
+        else
+            ck_assert_msg(st.st_size > 0, "%s is empty", path);
+    }
+    closedir(d);
+    ck_assert_msg(entries > 0, "%s is an empty folder", dir);
+}
+
+/* The report's per-epoch row of the last epoch: the valid-loss cells "mean (lo-hi)" of sqrt_dk
+ * and none. */
+static void report_last_epoch(const char *report, double cell[2][3])
+{
+    char *text = NULL, *row = NULL;
+    size_t len = 0;
+    FILE *f = fopen(report, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert(getdelim(&text, &len, '\0', f) > 0);
+    fclose(f);
+    const char *table = strstr(text, "| epoch | valid loss, sqrt_dk | valid loss, none |");
+    ck_assert_msg(table, "no per-epoch table of part 4");
+    row = strstr(table, "\n| 1 | ");
+    ck_assert_msg(row, "no row for epoch 1");
+    ck_assert_int_eq(sscanf(row, "\n| 1 | %lf (%lf-%lf) | %lf (%lf-%lf) |", &cell[0][0],
+                            &cell[0][1], &cell[0][2], &cell[1][0], &cell[1][1], &cell[1][2]),
+                     6);
+    free(text);
+}
+
+START_TEST(test_study_over_seeds)
+{
+    const char *out = tt_test_path("s");
+    ck_assert_int_eq(run_study(out), 0);
+    char path[4][600];
+    const char *runs[2][2] = {{"train_sqrt_dk", "train_none"},
+                              {"train_sqrt_dk_seed2", "train_none_seed2"}};
+    /* each training's steps and losses, from its own metrics.jsonl */
+    enum { MAX = 512 };
+    double loss[2][2][MAX], norm[2][2][MAX], valid[2][2];
+    int steps[2][2];
+    for (int k = 0; k < 2; k++)
+        for (int v = 0; v < 2; v++) {
+            snprintf(path[0], sizeof path[0], "%s/%s/metrics.jsonl", out, runs[k][v]);
+            steps[k][v] = step_losses(path[0], loss[k][v], norm[k][v], MAX, &valid[k][v]);
+            ck_assert_int_gt(steps[k][v], 10);
+            ck_assert_int_eq(steps[k][v], steps[0][0]);
+        }
+    /* attn_grad_norms.csv: the header, then steps x 2 variants x 2 seeds rows in that order,
+     * each loss that step's, and q, k, v parts of the global gradient norm (before clipping) */
+    snprintf(path[1], sizeof path[1], "%s/attn_grad_norms.csv", out);
+    FILE *f = fopen(path[1], "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "seed,variant,step,loss,grad_q,grad_k,grad_v\n");
+    int rows = 0;
+    for (int k = 0; k < 2; k++)
+        for (int v = 0; v < 2; v++)
+            for (int i = 0; i < steps[k][v]; i++, rows++) {
+                ck_assert_msg(fgets(line, sizeof line, f), "%s: only %d rows", path[1], rows);
+                long long seed;
+                char variant[16];
+                double step, l, g[3];
+                ck_assert_int_eq(sscanf(line, "%lld,%15[^,],%lf,%lf,%lf,%lf,%lf", &seed, variant,
+                                        &step, &l, &g[0], &g[1], &g[2]),
+                                 7);
+                ck_assert_int_eq(seed, 1 + k);
+                ck_assert_str_eq(variant, v ? "none" : "sqrt_dk");
+                ck_assert_int_eq((int)step, i + 1);
+                ck_assert_msg(fabs(l - loss[k][v][i]) <= 1e-5 * fabs(loss[k][v][i]),
+                              "row %d: loss %g, the run's %g", rows, l, loss[k][v][i]);
+                double qkv = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+                ck_assert_msg(g[0] > 0 && g[1] > 0 && g[2] > 0 && qkv <= norm[k][v][i] * 1.0001,
+                              "row %d: q, k, v %g %g %g against the whole norm %g", rows, g[0],
+                              g[1], g[2], norm[k][v][i]);
+            }
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+    /* the report's spread of the final validation loss: mean, min and max of the two seeds */
+    double cell[2][3];
+    snprintf(path[2], sizeof path[2], "%s/report.md", out);
+    report_last_epoch(path[2], cell);
+    for (int v = 0; v < 2; v++) {
+        const double a = valid[0][v], b = valid[1][v];
+        const double want[3] = {(a + b) / 2, fmin(a, b), fmax(a, b)};
+        for (int j = 0; j < 3; j++)
+            ck_assert_msg(fabs(cell[v][j] - want[j]) <= 6e-5, "variant %d, %s: report %g, runs %g",
+                          v, j ? j == 1 ? "min" : "max" : "mean", cell[v][j], want[j]);
+    }
+    ck_assert_msg(valid[0][0] != valid[1][0], "the two seeds trained alike");
+    /* the first seed keeps its maps, the others none; temperature pictures titled by tau */
+    snprintf(path[3], sizeof path[3], "%s/train_sqrt_dk/attention/index.html", out);
+    ck_assert_int_eq(access(path[3], R_OK), 0);
+    snprintf(path[3], sizeof path[3], "%s/train_none_seed2/attention", out);
+    ck_assert_int_ne(access(path[3], F_OK), 0);
+    snprintf(path[3], sizeof path[3], "%s/temperature_0.5.svg", out);
+    f = fopen(path[3], "r");
+    ck_assert_ptr_nonnull(f);
+    char head[4096];
+    size_t got = fread(head, 1, sizeof head - 1, f);
+    head[got] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(head, "temperature tau = 0.5"), "no tau in the title");
+    assert_nothing_empty(out);
+}
+END_TEST
+
 Suite *study_suite(void)
 {
     Suite *s = suite_create("study");
@@ -290,6 +462,7 @@ Suite *study_suite(void)
     tcase_add_test(tc, test_gradients_vanish_unscaled);
     tcase_add_test(tc, test_temperature);
     tcase_add_test(tc, test_csv_round_trip);
+    tcase_add_test(tc, test_study_over_seeds);
     suite_add_tcase(s, tc);
     return s;
 }

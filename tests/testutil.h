@@ -36,7 +36,8 @@ Suite *data_suite(void);      /* tokenizer, corpora, batches */
 Suite *train_suite(void);     /* the program end to end */
 Suite *infer_suite(void);     /* ./infer: using a checkpoint */
 Suite *runs_suite(void);      /* run folders, resume and schedules, valid_share, progress */
-Suite *render_suite(void);    /* attention maps and plots: files, SVG, HTML, terminal */
+Suite *render_suite(void);    /* attention maps: files, SVG, HTML, terminal */
+Suite *plot_suite(void);      /* line plots and a run's loss.svg */
 Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
 Suite *worked_suite(void);    /* the seed texts' worked examples, recomputed */
 Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */

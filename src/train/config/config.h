@@ -83,6 +83,7 @@ typedef struct tt_config {
         int d_model;   /* default 256: width of the models trained with and without scaling */
         int n_heads;   /* default 4 (d_k = d_model / n_heads, 64) */
         int epochs;    /* default 3: epochs of each of those trainings */
+        int seeds;     /* default 5, >= 1: each training repeated with seed + 0 .. seeds - 1 */
     } study;
 } tt_config;
 

@@ -82,6 +82,7 @@ const tt_config_key tt_config_keys[] = {
     INT("study", "d_model", study.d_model, 1, 256),
     INT("study", "n_heads", study.n_heads, 1, 4),
     INT("study", "epochs", study.epochs, 1, 3),
+    INT("study", "seeds", study.seeds, 1, 5),
 };
 _Static_assert(sizeof tt_config_keys / sizeof tt_config_keys[0] == TT_CONFIG_N_KEYS,
                "TT_CONFIG_N_KEYS (config_keys.h) must count the keys of tt_config_keys");

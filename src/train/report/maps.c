@@ -33,8 +33,8 @@ static void json_puts(FILE *f, const char *s)
 
 static void epoch_json(FILE *f, const tt_attn_epoch *e)
 {
-    fprintf(f, "{\"epoch\": %d, \"layers\": %d, \"heads\": %d,\n \"probes\": [", e->epoch, e->L,
-            e->H);
+    fprintf(f, "{\"epoch\": %d, \"layers\": %d, \"heads\": %d, \"causal\": %s,\n \"probes\": [",
+            e->epoch, e->L, e->H, e->causal ? "true" : "false");
     for (int p = 0; p < e->n_probes; p++) {
         const tt_attn_probe *pr = &e->probes[p];
         const int T = pr->T;
@@ -263,6 +263,12 @@ int tt_attn_epoch_parse(tt_attn_epoch *e, const char *text, const char *path, ch
     if (get_int(&r, root, "epoch", 0, &e->epoch) || get_int(&r, root, "layers", 1, &e->L) ||
         get_int(&r, root, "heads", 1, &e->H))
         goto out;
+    const cJSON *causal = cJSON_GetObjectItemCaseSensitive(root, "causal");
+    if (causal && !cJSON_IsBool(causal)) {
+        tt_errorf(err, errlen, "%s: \"causal\" must be true or false", path);
+        goto out;
+    }
+    e->causal = cJSON_IsTrue(causal);
     const cJSON *probes = cJSON_GetObjectItemCaseSensitive(root, "probes");
     if (!cJSON_IsArray(probes) || !cJSON_GetArraySize(probes)) {
         tt_errorf(err, errlen, "%s: %s \"probes\" (a non-empty array of objects)", path,
@@ -289,6 +295,15 @@ double tt_attn_row_entropy(const real *row, int T)
     for (int j = 0; j < T; j++)
         if (row[j] > 0) h -= (double)row[j] * log((double)row[j]);
     return h;
+}
+
+double tt_attn_uniform_entropy(int T, bool causal)
+{
+    if (T < 1) return 0;
+    if (!causal) return log(T);
+    double s = 0;
+    for (int i = 1; i <= T; i++) s += log(i);
+    return s / T;
 }
 
 double tt_attn_mean_entropy(const tt_attn_epoch *e, int probe, int l, int h)

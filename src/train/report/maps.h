@@ -1,10 +1,12 @@
 /* maps.h: the probe sentences' attention maps of one epoch, in memory and on disk, and the
  * numbers every view of them shows (maps.c). An attention dump is
  * RUN/attention/epoch_NNN.json (BertViz head_view layout):
- *   {"epoch": 3, "layers": L, "heads": H,
+ *   {"epoch": 3, "layers": L, "heads": H, "causal": false,
  *    "probes": [{"text": "...", "tokens": [T strings],
  *                "attention": [L arrays, each [1][H][T][T]: batch 1, head, query row, key
  *                              column]}]}
+ * "causal" (optional when read, false when absent) says that query i saw keys 0..i only, so
+ * a uniform row i has i + 1 keys. A probe's map holds its own tokens only (no padding).
  * Layers and heads are numbered from 0 everywhere (files, SVG titles, the viewer, the
  * terminal). Writers are atomic; failures return -1 with "PATH: what" in err. */
 #ifndef TT_MAPS_H
@@ -27,6 +29,7 @@ typedef struct tt_attn_probe {
 
 typedef struct tt_attn_epoch {
     int epoch, L, H, n_probes;
+    bool causal;           /* the model's causal mask: row i's keys are 0..i */
     tt_attn_probe *probes; /* malloc'ed, n_probes of them */
 } tt_attn_epoch;
 
@@ -41,6 +44,9 @@ void tt_attn_epoch_free(tt_attn_epoch *e);
 
 /* -sum p log p in nats (0 log 0 = 0): log T for a uniform row, 0 for a one-hot row. */
 double tt_attn_row_entropy(const real *row, int T);
+/* What tt_attn_row_entropy averages to over a T x T map whose rows are uniform over the keys
+ * they see: log T, or, causal, the mean of log(i + 1) over rows i = 0..T-1 (log(T!) / T). */
+double tt_attn_uniform_entropy(int T, bool causal);
 /* The mean row entropy of one probe's map at (layer l, head h). */
 double tt_attn_mean_entropy(const tt_attn_epoch *e, int probe, int l, int h);
 /* The (layer, head) with the lowest mean row entropy for the probe (the first on ties). */

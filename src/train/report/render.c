@@ -71,6 +71,14 @@ void tt_render_xml_puts(FILE *f, const char *s)
     tt_render_utf8_runs(f, s, xml_run);
 }
 
+double tt_render_text_px(const char *s, double font_px)
+{
+    double w = 0; /* in em: sans-serif ASCII averages about 0.55, Hangul and CJK 1.1 */
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        w += *p < 0x80 ? 0.55 : *p >= 0xE0 ? 1.1 : *p >= 0xC0 ? 0.64 : 0;
+    return w * font_px;
+}
+
 /* ---- the terminal view ---- */
 
 /* Display columns of a code point: 2 for Hangul and CJK wide forms, 0 for combining marks. */
@@ -179,8 +187,13 @@ void tt_render_terminal(FILE *out, const tt_attn_epoch *e, int probe, int layer,
         }
         fputs("|\n", out);
     }
-    fprintf(out, "mean row entropy %.3f nats (uniform: log %d = %.3f); rows query, columns key\n",
-            tt_attn_mean_entropy(e, probe, layer, head), T, T ? log(T) : 0.0);
+    fprintf(out, "mean row entropy %.3f nats ", tt_attn_mean_entropy(e, probe, layer, head));
+    if (e->causal) /* row i sees i + 1 keys */
+        fprintf(out, "(uniform over each row's keys: mean of log 1 .. log %d = %.3f)", T,
+                tt_attn_uniform_entropy(T, true));
+    else
+        fprintf(out, "(uniform: log %d = %.3f)", T, tt_attn_uniform_entropy(T, false));
+    fputs("; rows query, columns key\n", out);
     fputs("weight: \"  \" <0.2  \"░░\" <0.4  \"▒▒\" <0.6  \"▓▓\" <0.8  \"██\" <=1\n", out);
     free(lb);
 }

@@ -1,6 +1,7 @@
 /* render_html.c: tt_render_index_html, the offline viewer: the page template viewer.html with
- * viewer.css and viewer.js (embedded at build time, viewer_assets.h) and every epoch file as
- * JSON, drawn by the page's own script, so it opens from file:// with no server and no network. */
+ * viewer.css and viewer.js (embedded at build time, viewer_assets.h), every epoch file as
+ * JSON, drawn by the page's own script, and the run's loss.svg inline, so it opens from file://
+ * with no server and no network. */
 #include "train/report/render.h"
 #include "train/report/viewer_assets.h"
 
@@ -77,7 +78,26 @@ typedef struct page_parts {
     const char *dir, *when;
     const epoch_text *v;
     int n;
+    const char *loss; /* the run's loss.svg, or NULL */
 } page_parts;
+
+/* loss.svg inline: from its <svg> on (no XML prolog), without the xmlns attribute (HTML's
+ * parser puts an inline <svg> in the SVG namespace itself, and the page names no URL). */
+static void put_loss(FILE *f, const char *svg)
+{
+    static const char xmlns[] = " xmlns=\"http://www.w3.org/2000/svg\"";
+    const char *start = svg ? strstr(svg, "<svg") : NULL;
+    if (!start) {
+        fputs("<p>No loss.svg yet: the run writes it after each evaluation.</p>", f);
+        return;
+    }
+    const char *ns = strstr(start, xmlns), *tag_end = strchr(start, '>');
+    if (ns && tag_end && ns < tag_end) {
+        fwrite(start, 1, (size_t)(ns - start), f);
+        start = ns + strlen(xmlns);
+    }
+    fputs(start, f);
+}
 
 static void put_epochs(FILE *f, const epoch_text *v, int n)
 {
@@ -119,6 +139,8 @@ static void put_hole(FILE *f, const char *name, size_t len, const page_parts *p)
             fputs("No dumps yet. ", f);
     } else if (is(name, len, "epochs")) {
         put_epochs(f, p->v, p->n);
+    } else if (is(name, len, "loss")) {
+        put_loss(f, p->loss);
     } else if (is(name, len, "ramp")) {
         for (int k = 0; k < TT_RAMP_N; k++)
             fprintf(f, "%s[%d, %d, %d]", k ? ", " : "", tt_render_ramp[k][0], tt_render_ramp[k][1],
@@ -161,8 +183,13 @@ int tt_render_index_html(const char *attention_dir, char *err, size_t errlen)
     time_t now = time(NULL);
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-    put_page(f, &(page_parts){attention_dir, when, v, n});
+    char *loss_path = tt_xmalloc(strlen(attention_dir) + 16);
+    sprintf(loss_path, "%s/../loss.svg", attention_dir);
+    char *loss = tt_render_slurp(loss_path, NULL, 0); /* none yet: the page says so */
+    put_page(f, &(page_parts){attention_dir, when, v, n, loss});
     int rc = tt_atomic_close(&o, true, err, errlen);
+    free(loss);
+    free(loss_path);
     free(path);
     free_epochs(v, n);
     return rc;

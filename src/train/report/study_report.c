@@ -1,12 +1,14 @@
 /* study_report.c: the scaling study's report (study/study.h): RUN/report.md, each claim of the
- * attention literature next to the measured figure and a verdict computed from the numbers,
- * and the SVG plots of every part. The measurements and trainings are the study's (study/). */
+ * attention literature next to the measured figure and a verdict computed from the numbers
+ * (part 4's from every seed, by a rule the report states). The plots are study_plots.c's, the
+ * measurements and trainings the study's (study/). */
 #include "train/study/study.h"
 #include "train/study/worked.h"
 
 #include "train/report/render.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,127 @@ static double median_of(const double *x, int n)
     return m;
 }
 
+/* Part 4, per seed: the figures of variant v (0 sqrt_dk, 1 none) that the verdicts compare. */
+typedef struct seed_figs {
+    double valid_loss, valid_acc, grad, grad_qkv[3]; /* grad*: medians over the steps */
+} seed_figs;
+
+static seed_figs figs_of(const tt_study_trace *t)
+{
+    seed_figs f = {t->valid_loss[t->n_epochs - 1], t->valid_acc[t->n_epochs - 1],
+                   median_of(t->attn_grad, t->n_steps), {0, 0, 0}};
+    for (int k = 0; k < 3; k++) f.grad_qkv[k] = median_of(t->grad[k], t->n_steps);
+    return f;
+}
+
+/* The spread over seeds of one figure (an offset into seed_figs) of variant v. */
+static tt_spread spread_over(const seed_figs *f, int n_seeds, int v, size_t off)
+{
+    double *x = tt_xmalloc((size_t)n_seeds * sizeof *x);
+    for (int k = 0; k < n_seeds; k++) memcpy(&x[k], (const char *)&f[2 * k + v] + off, sizeof *x);
+    tt_spread r = tt_spread_of(x, n_seeds);
+    free(x);
+    return r;
+}
+
+/* "0.0034 (0.0021-0.0050)": a mean and its min-max over seeds. */
+static const char *mm(char *buf, size_t n, const char *fmt, tt_spread r)
+{
+    char a[24], b[24], c[24];
+    snprintf(a, sizeof a, fmt, r.mean);
+    snprintf(b, sizeof b, fmt, r.lo);
+    snprintf(c, sizeof c, fmt, r.hi);
+    snprintf(buf, n, "%s (%s-%s)", a, b, c);
+    return buf;
+}
+
+/* Per epoch, over seeds, of variant v: a column of the traces. */
+static tt_spread epoch_spread(const tt_study_results *s, int v, int i, size_t off)
+{
+    double *x = tt_xmalloc((size_t)s->n_seeds * sizeof *x);
+    for (int k = 0; k < s->n_seeds; k++)
+        x[k] = ((const double *)((const char *)&s->t[2 * k + v] + off))[i];
+    tt_spread r = tt_spread_of(x, s->n_seeds);
+    free(x);
+    return r;
+}
+
+/* Section 4: the trainings over seeds, the rule of the verdicts, per epoch and per seed. */
+static void write_part_4(FILE *f, const tt_config *c, const tt_study_results *s,
+                         const seed_figs *fig, bool v4, bool v4b)
+{
+    const int ns = s->n_seeds, dk = c->study.d_model / c->study.n_heads;
+    const tt_study_trace *t = s->t;
+    char b[6][96];
+    fprintf(f, "## 4. Training with and without the scaling, over %d seeds\n\n"
+            "The config's data and model, with d_model %d and %d heads (d_k %d), %d epochs on "
+            "the first %d training examples (%d steps per epoch), trained with `attn_scale` "
+            "`sqrt_dk` and `none` for each of %d seeds (%lld to %lld): the two trainings of a "
+            "seed start from the same initial values and see the same batches, so each seed is "
+            "one paired comparison. The first seed's runs are `train_sqrt_dk/` and "
+            "`train_none/` (metrics, loss.svg, checkpoint, attention maps); the others' are "
+            "`train_<scale>_seed<seed>/` (the same without maps). Spreads are min-max over "
+            "the seeds.\n\nThe verdicts: 4a is supported when the scaled model ends with the "
+            "lower validation loss in every seed; 4b when the unscaled model's median gradient "
+            "norm of the q, k, v projections (over all steps) is the lower in every seed.\n\n"
+            "![loss](training_loss.svg)\n![validation](training_valid.svg)\n"
+            "![gradient norms](training_attn_grad.svg)\n\n"
+            "| epoch | valid loss, sqrt_dk | valid loss, none | valid acc, sqrt_dk | valid acc, "
+            "none | attention entropy, sqrt_dk | none |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n", ns, c->study.d_model,
+            c->study.n_heads, dk, c->study.epochs, t[0].n_train, t[0].n_steps / c->study.epochs,
+            ns, (long long)t[0].seed,
+            (long long)t[2 * ns - 1].seed);
+    for (int i = 0; i < t[0].n_epochs && i < t[1].n_epochs; i++) {
+        const size_t col[3] = {offsetof(tt_study_trace, valid_loss),
+                               offsetof(tt_study_trace, valid_acc),
+                               offsetof(tt_study_trace, entropy)};
+        for (int k = 0; k < 6; k++)
+            mm(b[k], sizeof b[k], k < 4 ? "%.4f" : "%.3f",
+               epoch_spread(s, k % 2, i, col[k / 2]));
+        fprintf(f, "| %g | %s | %s | %s | %s | %s | %s |\n", t[0].epoch[i], b[0], b[1], b[2],
+                b[3], b[4], b[5]);
+    }
+    fprintf(f, "\nAttention entropy: the mean over layers, heads and the validation set's real "
+            "query rows; rows uniform over the keys they see would give %.3f.\n\n"
+            "Per seed, after the last epoch, and the median over all steps of each projection's "
+            "gradient norm (every layer's block of in_proj_weight and in_proj_bias as one "
+            "vector; each step's norms are in `attn_grad_norms.csv`):\n\n"
+            "| seed | valid loss, sqrt_dk | none | q, sqrt_dk | q, none | k, sqrt_dk | k, none | "
+            "v, sqrt_dk | v, none |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+            s->valid_uniform);
+    for (int k = 0; k < ns; k++) {
+        const seed_figs *a = &fig[2 * k], *u = &fig[2 * k + 1];
+        fprintf(f, "| %lld | %.4f | %.4f | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g |\n",
+                (long long)t[2 * k].seed, a->valid_loss, u->valid_loss, a->grad_qkv[0],
+                u->grad_qkv[0], a->grad_qkv[1], u->grad_qkv[1], a->grad_qkv[2], u->grad_qkv[2]);
+    }
+    if (v4b) return;
+    /* 4b not supported: say how, from the numbers */
+    tt_spread q[2], k[2], h0[2];
+    for (int v = 0; v < 2; v++) {
+        q[v] = spread_over(fig, ns, v, offsetof(seed_figs, grad_qkv[TT_STUDY_Q]));
+        k[v] = spread_over(fig, ns, v, offsetof(seed_figs, grad_qkv[TT_STUDY_K]));
+        h0[v] = epoch_spread(s, v, 0, offsetof(tt_study_trace, entropy));
+    }
+    const bool qk_larger = q[1].mean > q[0].mean && k[1].mean > k[0].mean;
+    fprintf(f, "\nWhere the measurement departs from the story: the unscaled model's attention "
+            "starts out near one-hot (mean entropy %.3f against %.3f at epoch 0)%s, but the "
+            "gradient norms of its q and k projections, the two behind the softmax, are %s "
+            "(medians %.3g and %.3g against %.3g and %.3g, means over seeds).", h0[1].mean,
+            h0[0].mean, v4 ? " and it trains worse" : "",
+            qk_larger ? "*larger*, not smaller" : "not smaller in every seed", q[1].mean,
+            k[1].mean, q[0].mean, k[0].mean);
+    if (qk_larger)
+        fprintf(f, " The gradient of the scores vanishes for most rows (part 3), yet dL/dW_q = "
+                "x^T (dS K) s carries the scale s itself: without the division by sqrt(d_k) = "
+                "%g each surviving gradient is %g times larger, and the rows that are not "
+                "saturated (part 3's RMS) carry it. What slows the unscaled model is the near "
+                "one-hot attention of its first steps, not a small gradient norm of these "
+                "parameters.", sqrt((double)dk), sqrt((double)dk));
+    fputc('\n', f);
+}
+
 /* RUN/report.md: the headline table (claim, measurement, verdict), then each part. */
 static int write_report(const tt_config *c, const tt_study_results *s, char *err, size_t errlen)
 {
@@ -30,9 +153,8 @@ static int write_report(const tt_config *c, const tt_study_results *s, char *err
     const tt_study_sat *sat = s->sat;
     const tt_study_grad *gr = s->gr;
     const double *soft = s->soft;
-    const tt_study_trace *t = s->t;
     const tt_study_temp *temps = s->temps;
-    const int n = o->n_dk, last = n - 1;
+    const int n = o->n_dk, last = n - 1, ns = s->n_seeds;
     char path[TT_CONFIG_PATH + 64];
     snprintf(path, sizeof path, "%s/report.md", c->output.dir);
     tt_atomic_file out;
@@ -59,11 +181,24 @@ static int write_report(const tt_config *c, const tt_study_results *s, char *err
     double vanish_rms = gr[last].dscores[0] / gr[0].dscores[0];
     double kept = gr[last].dscores_med[1] / gr[0].dscores_med[1];
     bool v3 = vanish < 1e-3 && vanish_rms < 0.6 && kept > 1.0 / 3 && kept < 3;
-    int e0 = t[0].n_epochs - 1, e1 = t[1].n_epochs - 1;
-    double g0 = median_of(t[0].attn_grad, t[0].n_steps), g1 = median_of(t[1].attn_grad,
-                                                                        t[1].n_steps);
-    bool v4 = t[0].valid_loss[e0] < t[1].valid_loss[e1];
-    bool v4b = g1 < g0;
+    /* 4a and 4b from every seed: seed k's two trainings start from the same initial values and
+     * see the same batches, so each seed is one paired comparison, and a claim holds when it
+     * holds in every pair */
+    seed_figs *fig = tt_xmalloc((size_t)2 * ns * sizeof *fig);
+    int wins4a = 0, wins4b = 0;
+    for (int k = 0; k < 2 * ns; k++) fig[k] = figs_of(&s->t[k]);
+    for (int k = 0; k < ns; k++) {
+        wins4a += fig[2 * k].valid_loss < fig[2 * k + 1].valid_loss;
+        wins4b += fig[2 * k + 1].grad < fig[2 * k].grad;
+    }
+    bool v4 = wins4a == ns, v4b = wins4b == ns;
+    tt_spread vl[2], va[2], gn[2];
+    for (int v = 0; v < 2; v++) {
+        vl[v] = spread_over(fig, ns, v, offsetof(seed_figs, valid_loss));
+        va[v] = spread_over(fig, ns, v, offsetof(seed_figs, valid_acc));
+        gn[v] = spread_over(fig, ns, v, offsetof(seed_figs, grad));
+    }
+    char b[4][96];
     bool v5 = soft[0] > soft[3] && soft[3] > soft[6] && temps[0].entropy < temps[1].entropy &&
               temps[1].entropy < temps[2].entropy;
 
@@ -88,17 +223,21 @@ static int write_report(const tt_config *c, const tt_study_results *s, char *err
             "RMS over all rows: %.3g unscaled | %s |\n",
             o->dk[last], o->dk[0], vanish, kept, vanish_rms, verdict(v3));
     fprintf(f, "| 4a. without the scaling, a model with wide heads (d_k %d) trains worse "
-            "| after %d epochs: valid loss %.4f (acc %.4f) scaled vs %.4f (acc %.4f) unscaled "
-            "| %s |\n", c->study.d_model / c->study.n_heads, c->study.epochs,
-            t[0].valid_loss[e0], t[0].valid_acc[e0], t[1].valid_loss[e1], t[1].valid_acc[e1],
-            verdict(v4));
+            "| after %d epochs, %d seeds: valid loss %s scaled vs %s unscaled (mean, min-max), "
+            "accuracy %.4f vs %.4f (means); scaled lower in %d of %d seeds | %s |\n",
+            c->study.d_model / c->study.n_heads, c->study.epochs, ns,
+            mm(b[0], sizeof b[0], "%.4f", vl[0]), mm(b[1], sizeof b[1], "%.4f", vl[1]),
+            va[0].mean, va[1].mean, wins4a, ns, verdict(v4));
     fprintf(f, "| 4b. ... because the gradients reaching the attention parameters vanish "
-            "| median gradient norm of the q, k, v projections over all steps: %.3g scaled, "
-            "%.3g unscaled | %s |\n", g0, g1, verdict(v4b));
+            "| median over the steps of the q, k, v projections' gradient norm: %s scaled, %s "
+            "unscaled (mean over seeds, min-max); unscaled smaller in %d of %d seeds | %s |\n",
+            mm(b[2], sizeof b[2], "%.3g", gn[0]), mm(b[3], sizeof b[3], "%.3g", gn[1]), wins4b,
+            ns, verdict(v4b));
     fprintf(f, "| 5. a lower temperature sharpens the softmax, a higher one flattens it "
             "| max of softmax([2, 1, 0.5]/tau): %.3f, %.3f, %.3f at tau 0.5, 1, 2; trained "
-            "maps' mean entropy %.3f, %.3f, %.3f | %s |\n\n", soft[0], soft[3], soft[6],
-            temps[0].entropy, temps[1].entropy, temps[2].entropy, verdict(v5));
+            "maps' mean entropy %.3f, %.3f, %.3f (uniform rows: %.3f) | %s |\n\n", soft[0],
+            soft[3], soft[6], temps[0].entropy, temps[1].entropy, temps[2].entropy,
+            s->probe_uniform, verdict(v5));
 
     fprintf(f, "## 1. Variance of q.k\n\n![variance](variance.svg)\n\n"
             "| d_k | Var(q.k) | Var(q.k)/d_k | Var(q.k / sqrt(d_k)) | mean q.k |\n"
@@ -138,43 +277,19 @@ static int write_report(const tt_config *c, const tt_study_results *s, char *err
             "or Q of size sqrt(d_k) and the scale, so their per-element size also moves with "
             "d_k for reasons other than saturation. (`gradients.csv`)\n\n");
 
-    fprintf(f, "## 4. Training with and without the scaling\n\n"
-            "The config's data and model, with d_model %d and %d heads (d_k %d), %d epochs, "
-            "trained twice from the same initial values: `train_sqrt_dk/` and `train_none/` "
-            "hold each run's metrics and attention maps.\n\n"
-            "![loss](training_loss.svg)\n![gradient norm](training_attn_grad.svg)\n"
-            "![accuracy](training_valid_acc.svg)\n\n"
-            "| epoch | valid acc, sqrt_dk | valid acc, none | valid loss, sqrt_dk | valid loss, "
-            "none | mean attention entropy, sqrt_dk | none |\n"
-            "| --- | --- | --- | --- | --- | --- | --- |\n",
-            c->study.d_model, c->study.n_heads, c->study.d_model / c->study.n_heads,
-            c->study.epochs);
-    for (int i = 0; i < t[0].n_epochs && i < t[1].n_epochs; i++)
-        fprintf(f, "| %g | %.4f | %.4f | %.4f | %.4f | %.3f | %.3f |\n", t[0].epoch[i],
-                t[0].valid_acc[i], t[1].valid_acc[i], t[0].valid_loss[i], t[1].valid_loss[i],
-                t[0].entropy[i], t[1].entropy[i]);
-    if (!v4b)
-        fprintf(f, "\nWhere the measurement departs from the story: the unscaled model does "
-                "train worse, and its attention starts out saturated (mean entropy %.3f "
-                "against %.3f at epoch 0), but the gradient norm of its q, k, v projections "
-                "is *larger*, not smaller (median %.3g against %.3g). The gradient of the "
-                "scores vanishes for most rows (part 3), yet dL/dW_q = x^T (dS K) s carries "
-                "the scale s itself: without the division by sqrt(d_k) = %g each surviving "
-                "gradient is %g times larger, and the rows that are not saturated (part 3's "
-                "RMS) carry it. What slows the unscaled model is the near one-hot attention "
-                "of its first steps, not a small gradient norm of these parameters.\n",
-                t[1].entropy[0], t[0].entropy[0], g1, g0,
-                sqrt((double)c->study.d_model / c->study.n_heads),
-                sqrt((double)c->study.d_model / c->study.n_heads));
+    write_part_4(f, c, s, fig, v4, v4b);
+    free(fig);
 
     fprintf(f, "\n## 5. Temperature\n\nsoftmax([2, 1, 0.5] / tau):\n\n| tau | weights |\n"
             "| --- | --- |\n");
     for (int i = 0; i < 3; i++)
         fprintf(f, "| %g | %.4f, %.4f, %.4f |\n", temps[i].tau, soft[3 * i], soft[3 * i + 1],
                 soft[3 * i + 2]);
-    fprintf(f, "\nThe trained scaled model of part 4, its scores divided by tau at inference "
-            "(probe sentences, every layer and head):\n\n| tau | mean max weight | mean entropy "
-            "| valid acc | maps |\n| --- | --- | --- | --- | --- |\n");
+    fprintf(f, "\nThe trained scaled model of part 4 (seed %lld), its scores divided by tau at "
+            "inference (probe sentences, every layer and head; rows uniform over their keys "
+            "would have a mean entropy of %.3f):\n\n| tau | mean max weight | mean entropy "
+            "| valid acc | maps |\n| --- | --- | --- | --- | --- |\n", (long long)s->t[0].seed,
+            s->probe_uniform);
     for (int i = 0; i < 3; i++)
         fprintf(f, "| %g | %.4f | %.4f | %.4f | [temperature_%g.svg](temperature_%g.svg) |\n",
                 temps[i].tau, temps[i].max_w, temps[i].entropy, temps[i].valid_acc,
@@ -183,71 +298,8 @@ static int write_report(const tt_config *c, const tt_study_results *s, char *err
     return tt_atomic_close(&out, ok, err, errlen);
 }
 
-static int plot(const char *dir, const char *file, const char *title, const char *xl,
-                const char *yl, bool lx, bool ly, const tt_plot_series *sr, int n, char *err,
-                size_t errlen)
-{
-    char path[TT_CONFIG_PATH + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    return tt_render_lineplot_svg(path, title, xl, yl, lx, ly, sr, n, err, errlen);
-}
-
 int tt_study_write_report(const tt_config *c, const tt_study_results *s, char *err,
                           size_t errlen)
 {
-    const char *dir = c->output.dir;
-    const tt_study_opts o = s->o;
-    const int n = o.n_dk;
-    const tt_study_var *var = s->var;
-    const tt_study_sat *sat = s->sat;
-    const tt_study_grad *gr = s->gr;
-    const tt_study_trace *t = s->t;
-    int rc = 0;
-    double x[TT_STUDY_MAX_DK], y[8][TT_STUDY_MAX_DK];
-    for (int i = 0; i < n; i++) {
-        x[i] = o.dk[i];
-        y[0][i] = var[i].var_unscaled, y[1][i] = var[i].var_scaled, y[2][i] = o.dk[i];
-        y[3][i] = sat[i].max_w[0], y[4][i] = sat[i].max_w[1];
-        y[5][i] = sat[i].entropy[0], y[6][i] = sat[i].entropy[1];
-    }
-    tt_plot_series sv[3] = {{"Var(q.k), unscaled", n, x, y[0]},
-                            {"Var(q.k / sqrt(d_k))", n, x, y[1]},
-                            {"d_k (the claim, unscaled)", n, x, y[2]}};
-    rc = rc || plot(dir, "variance.svg", "1. Variance of q.k against d_k", "d_k", "variance",
-                    true, true, sv, 3, err, errlen);
-    tt_plot_series ss[4] = {{"max weight, unscaled", n, x, y[3]},
-                            {"max weight, scaled", n, x, y[4]},
-                            {"entropy, unscaled", n, x, y[5]},
-                            {"entropy, scaled", n, x, y[6]}};
-    rc = rc || plot(dir, "saturation.svg", "2. Softmax saturation (16 keys per row)", "d_k",
-                    "mean over rows", true, false, ss, 4, err, errlen);
-    double g[8][TT_STUDY_MAX_DK];
-    for (int i = 0; i < n; i++) {
-        g[6][i] = gr[i].dscores_med[0], g[7][i] = gr[i].dscores_med[1];
-        g[0][i] = gr[i].dscores[0], g[1][i] = gr[i].dscores[1];
-        g[2][i] = gr[i].dq[0], g[3][i] = gr[i].dq[1];
-        g[4][i] = gr[i].dkey[0], g[5][i] = gr[i].dkey[1];
-    }
-    tt_plot_series sg[8] = {
-        {"dL/dscores, median row, unscaled", n, x, g[6]},
-        {"dL/dscores, median row, scaled", n, x, g[7]},
-        {"dL/dscores RMS, unscaled", n, x, g[0]}, {"dL/dscores RMS, scaled", n, x, g[1]},
-        {"dL/dQ RMS, unscaled", n, x, g[2]},      {"dL/dQ RMS, scaled", n, x, g[3]},
-        {"dL/dK RMS, unscaled", n, x, g[4]},      {"dL/dK RMS, scaled", n, x, g[5]}};
-    rc = rc || plot(dir, "gradients.svg", "3. Gradients through attention", "d_k",
-                    "size per element", true, true, sg, 8, err, errlen);
-    tt_plot_series sl[2] = {{"attn_scale sqrt_dk", t[0].n_steps, t[0].step, t[0].loss},
-                            {"attn_scale none", t[1].n_steps, t[1].step, t[1].loss}};
-    rc = plot(dir, "training_loss.svg", "4. Training loss, d_k = 64", "step", "loss", false,
-              true, sl, 2, err, errlen);
-    tt_plot_series sa[2] = {{"attn_scale sqrt_dk", t[0].n_steps, t[0].step, t[0].attn_grad},
-                            {"attn_scale none", t[1].n_steps, t[1].step, t[1].attn_grad}};
-    rc = rc || plot(dir, "training_attn_grad.svg",
-                    "4. Gradient norm of the q, k, v projections", "step", "norm", false,
-                    true, sa, 2, err, errlen);
-    tt_plot_series se[2] = {{"attn_scale sqrt_dk", t[0].n_epochs, t[0].epoch, t[0].valid_acc},
-                            {"attn_scale none", t[1].n_epochs, t[1].epoch, t[1].valid_acc}};
-    rc = rc || plot(dir, "training_valid_acc.svg", "4. Validation accuracy", "epoch",
-                    "accuracy", false, false, se, 2, err, errlen);
-    return rc ? -1 : write_report(c, s, err, errlen);
+    return tt_study_write_plots(c, s, err, errlen) || write_report(c, s, err, errlen) ? -1 : 0;
 }

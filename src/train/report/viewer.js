@@ -1,6 +1,8 @@
 /* viewer.js: the attention viewer's script (index.html, see viewer.html): epoch slider and play
  * button, probe/layer/head selectors, the heatmap with hover values, the overview of all heads
- * and the selected head's entropy over the epochs; the view is kept in the URL's hash. It reads
+ * and the selected head's entropy over the epochs against uniform rows (causal maps: row i
+ * uniform over its i + 1 keys); the view is kept in the URL's hash. The loss curves are the
+ * page's own inline SVG (render_html.c), drawn without script. It reads
  * the epochs from <script id="tt-data">, and runs inside the page's strict-mode function, after
  * `var RAMP` (the colour stops, render.c). The Makefile embeds this file (viewer_assets.h)
  * without this header comment, which ends at the first blank line. */
@@ -35,6 +37,14 @@ function entropy(m) {
     row.forEach(function (p) { if (p > 0) s -= p * Math.log(p); });
   });
   return m.length ? s / m.length : 0;
+}
+/* what entropy() gives for rows uniform over the keys they see: log T, or, in a causal map
+ * (row i sees keys 0..i), the mean of log(i + 1) */
+function uniform(T, causal) {
+  if (!causal) return Math.log(T);
+  var s = 0;
+  for (var i = 2; i <= T; i++) s += Math.log(i);
+  return T ? s / T : 0;
 }
 /* one head's T x T map, or null where an epoch lacks it */
 function head(ep, p, l, h) {
@@ -145,10 +155,10 @@ function drawOverview(ep) {
     }
   }
 }
-/* the selected head's mean row entropy over the epochs, against log T (uniform) */
-function drawEntropy(pr) {
+/* the selected head's mean row entropy over the epochs, against uniform rows */
+function drawEntropy(ep, pr) {
   var c = $('tt-ent'), g = c.getContext('2d'), W = c.width, H = c.height;
-  var L = 36, R = 10, Tp = 10, B = 20, top = Math.log(pr.tokens.length) || 1;
+  var L = 36, R = 10, Tp = 10, B = 20, top = uniform(pr.tokens.length, ep.causal) || 1;
   var x = function (k) {
     return L + (E.length > 1 ? k / (E.length - 1) : 0.5) * (W - L - R);
   };
@@ -210,13 +220,14 @@ function render() {
       ', epoch ' + ep.epoch;
   drawMap(pr, A);
   $('tt-stats').textContent = 'Rows: query tokens; columns: key tokens. Mean row entropy ' +
-      entropy(A).toFixed(3) + ' nats (uniform: log ' + T + ' = ' + Math.log(T).toFixed(3) +
-      ').';
+      entropy(A).toFixed(3) + ' nats (' + (ep.causal
+        ? 'causal: row i sees i + 1 keys; uniform over them: ' + uniform(T, true).toFixed(3)
+        : 'uniform: log ' + T + ' = ' + uniform(T, false).toFixed(3)) + ').';
   $('tt-focus').textContent = 'Strongest key per query: ' + A.map(function (row, i) {
     var j = row.indexOf(Math.max.apply(null, row));
     return tok[i] + ' -> ' + tok[j] + ' ' + row[j].toFixed(2);
   }).join(', ');
-  drawEntropy(pr);
+  drawEntropy(ep, pr);
   drawOverview(ep);
   save();
 }

@@ -154,6 +154,7 @@ static void write_eval(tt_run *r, const tt_eval *e)
     }
     fprintf(r->metrics, "]}\n");
     fflush(r->metrics);
+    tt_loss_plot_update(r->cfg.output.dir);
 }
 
 /* checkpoints/ and attention/ are made with their first file, so that a run without probes,

@@ -27,7 +27,8 @@ int tt_probe_maps(tt_run *r, tt_attn_epoch *e)
 {
     const tt_config *c = &r->cfg;
     const int B = r->batch.B, T = r->batch.T, L = c->model.n_layers, H = c->model.n_heads;
-    *e = (tt_attn_epoch){.epoch = r->epoch, .L = L, .H = H, .n_probes = c->data.n_probes};
+    *e = (tt_attn_epoch){.epoch = r->epoch, .L = L, .H = H, .n_probes = c->data.n_probes,
+                         .causal = c->model.causal};
     e->probes = tt_xcalloc((size_t)(e->n_probes ? e->n_probes : 1), sizeof *e->probes);
     tt_tensor *att = tt_xcalloc((size_t)L, sizeof *att);
     real *host = tt_xmalloc((size_t)B * H * T * T * sizeof(real));

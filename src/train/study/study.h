@@ -4,8 +4,8 @@
  * (part, d_k), so a d_k's numbers do not depend on which other d_k are measured, and the scaled
  * and unscaled variants of a part see the same draws. Each call allocates one CPU arena pair
  * sized for its largest d_k, resets it between d_k values and frees it before returning.
- * study.c runs the whole study (a client of the run API: it trains two models through it);
- * report/study_report.c turns the results into report.md and plots. */
+ * study.c runs the whole study, training.c its trainings (a client of the run API: it trains
+ * models through it); report/study_report.c turns the results into report.md and plots. */
 #ifndef TT_STUDY_H
 #define TT_STUDY_H
 
@@ -89,13 +89,25 @@ int tt_study_write_csv_sat(const char *path, const tt_study_sat *s, int n, char 
 int tt_study_write_csv_grad(const char *path, const tt_study_grad *gr, int n, char *err,
                             size_t errlen);
 
-/* 4. What one training records: per optimizer step, per epoch. */
+/* 4. Each of the config's study.seeds seeds trains the config's model at study.d_model /
+ * study.n_heads twice, attn_scale "sqrt_dk" and "none", from the same initial values and batch
+ * order (seed = config seed + s). Each training sees the first TT_STUDY_TRAIN_EXAMPLES examples
+ * of the training split (all of them when it is smaller): fewer steps per epoch, so that
+ * 2 x seeds trainings keep the study near a minute on two cores. What one training records: */
 #define TT_STUDY_MAX_EPOCHS 64
+#define TT_STUDY_TRAIN_EXAMPLES 2000
+enum { TT_STUDY_Q, TT_STUDY_K, TT_STUDY_V };
 typedef struct tt_study_trace {
     const char *name; /* "sqrt_dk" | "none" */
+    int64_t seed;
+    int n_train; /* training examples seen per epoch */
     int n_steps, cap;
-    double *step, *loss, *attn_grad; /* per optimizer step */
-    int n_epochs;
+    /* per optimizer step: the step, its loss, the gradient norm of the q, k and v projections
+     * (grad[TT_STUDY_Q..V]: the row block [0,d), [d,2d) or [2d,3d) of every layer's
+     * in_proj_weight and the same block of in_proj_bias, as one vector over all layers: the
+     * square root of the layers' summed squares), and attn_grad, all three as one vector */
+    double *step, *loss, *grad[3], *attn_grad;
+    int n_epochs; /* evaluations: epoch 0 (before training) to study.epochs */
     double epoch[TT_STUDY_MAX_EPOCHS + 1], valid_acc[TT_STUDY_MAX_EPOCHS + 1];
     double valid_loss[TT_STUDY_MAX_EPOCHS + 1];
     double entropy[TT_STUDY_MAX_EPOCHS + 1]; /* mean over heads and layers */
@@ -112,16 +124,46 @@ typedef struct tt_study_results {
     tt_study_var var[TT_STUDY_MAX_DK];
     tt_study_sat sat[TT_STUDY_MAX_DK];
     tt_study_grad gr[TT_STUDY_MAX_DK];
-    double soft[9];         /* 5a: softmax([2, 1, 0.5] / tau), tau 0.5, 1, 2 */
-    tt_study_trace t[2];    /* 4: [0] sqrt_dk, [1] none */
-    tt_study_temp temps[3]; /* 5b: tau 0.5, 1, 2 */
+    double soft[9]; /* 5a: softmax([2, 1, 0.5] / tau), tau 0.5, 1, 2 */
+    int n_seeds;
+    tt_study_trace *t; /* 4: 2 * n_seeds, t[2 s] "sqrt_dk" and t[2 s + 1] "none" of seed s */
+    /* 4: the mean row entropy the validation set's real query rows would have if each were
+     * uniform over the keys it sees (its sentence's real tokens; causal: those up to it) */
+    double valid_uniform;
+    tt_study_temp temps[3]; /* 5b: tau 0.5, 1, 2, the first seed's scaled model */
+    double probe_uniform;   /* 5b: the same reference over the probes' rows */
 } tt_study_results;
 
+/* training.c: training s (0-based) of variant `scaled` into t (its arrays allocated here, freed
+ * by tt_study_trace_free), into the folder RUN/train_<name> for s = 0 (metrics, checkpoint,
+ * loss.svg and attention maps) and RUN/train_<name>_seed<seed> otherwise (no attention maps).
+ * With n_temps > 0, part 5b on the trained model: temps[i].tau set by the caller, the rest
+ * filled, and RUN/temperature_<tau>.svg written. valid_uniform and probe_uniform (may be NULL)
+ * get the uniform references above. 0, or -1 with err. */
+int tt_study_train(tt_run *parent, int s, bool scaled, tt_study_trace *t, tt_study_temp *temps,
+                   int n_temps, double *valid_uniform, double *probe_uniform, char *err,
+                   size_t errlen);
+void tt_study_trace_free(tt_study_trace *t);
+/* RUN/attn_grad_norms.csv: seed,variant,step,loss,grad_q,grad_k,grad_v, one row per step of
+ * each of the n traces, written atomically; 0, or -1 with err. */
+int tt_study_write_csv_grad_norms(const char *path, const tt_study_trace *t, int n, char *err,
+                                  size_t errlen);
+
+/* Removes RUN_DIR/checkpoints and RUN_DIR/attention when they are empty (a run's folder is
+ * prepared with them; a study's run may leave them unused). */
+void tt_study_remove_empty_dirs(const char *run_dir);
 /* study.c: configs/scaling.json's study instead of training, into r->cfg.output.dir; the
  * run r gives the config and data, and is not trained itself. 0, or -1 with err. */
 int tt_study_main(tt_run *r, char *err, size_t errlen);
-/* report/study_report.c: RUN/report.md and the SVG plots of every part. */
+/* report/study_report.c: RUN/report.md, after the SVG plots of every part (study_plots.c). */
 int tt_study_write_report(const tt_config *c, const tt_study_results *s, char *err,
                           size_t errlen);
+int tt_study_write_plots(const tt_config *c, const tt_study_results *s, char *err,
+                         size_t errlen);
+/* The mean, smallest and largest of v[0..n): part 4's spread over seeds. */
+typedef struct tt_spread {
+    double mean, lo, hi;
+} tt_spread;
+tt_spread tt_spread_of(const double *v, int n);
 
 #endif
