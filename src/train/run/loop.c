@@ -264,7 +264,9 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         fflush(stdout);
         if (e.acc > best) best = e.acc;
         bool last = r->epoch == c->train.epochs;
-        if (last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0)) {
+        bool due =
+            last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0);
+        if (due && !r->no_checkpoints) {
             snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
                      r->epoch);
             rc = make_subdir(r, "checkpoints", err, errlen) ||
@@ -277,8 +279,8 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
             tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);
             if (r->data.n_ambiguous) printf(", on the ambiguous words %.4f", e.acc_ambiguous);
-            printf("\nwrote %s/metrics.jsonl, %s/config.json and %s\n", c->output.dir,
-                   c->output.dir, path);
+            printf("\nwrote %s/metrics.jsonl and %s/config.json%s%s\n", c->output.dir,
+                   c->output.dir, r->no_checkpoints ? "" : " and ", r->no_checkpoints ? "" : path);
             if (c->data.n_probes && c->output.attention_every)
                 printf("attention maps: %s/attention/index.html\n", c->output.dir);
         }

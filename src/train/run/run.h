@@ -48,6 +48,7 @@ struct tt_run {
     int64_t total_steps; /* the steps the lr schedule spans: train.schedule_epochs' */
     FILE *metrics;
     double *entropy;     /* [L*H]: the last evaluation's mean attention entropy per head */
+    bool no_checkpoints; /* a caller's trainings that nobody resumes (the study's later seeds) */
     tt_step_hook on_step; /* optional */
     void *on_step_ctx;
 };
