@@ -6,6 +6,7 @@
  * deterministic in its seed, greedy at temperature 0, and UTF-8 (Korean) safe; every bad input
  * exits 2 with one message and leaves the folder as it was. */
 #include "testutil.h"
+#include "train_testutil.h"
 
 #include "train/cli.h"
 #include "train/infer.h"
@@ -21,48 +22,16 @@
 #include <string.h>
 #include <unistd.h>
 
-static void put(const char *name, const char *text)
-{
-    FILE *f = fopen(tt_test_path(name), "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
+#define put tt_test_put
 
 /* Runs main (tt_train_main or tt_infer_main) with the arguments (NULL-terminated), stdout into
  * out and stderr into msg (each at most len bytes); returns the exit status. */
 static int call(int (*main_fn)(int, char **), char *out, char *msg, size_t len, ...)
 {
-    char *argv[32] = {"prog"};
-    int argc = 1;
     va_list ap;
     va_start(ap, len);
-    for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
+    int rc = tt_test_main(main_fn, out, msg, len, ap);
     va_end(ap);
-    char opath[4096], epath[4096];
-    snprintf(opath, sizeof opath, "%s", tt_test_path("stdout.txt"));
-    snprintf(epath, sizeof epath, "%s", tt_test_path("stderr.txt"));
-    fflush(stdout);
-    fflush(stderr);
-    int o = dup(1), e = dup(2);
-    int of = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int ef = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(of, 1);
-    dup2(ef, 2);
-    int rc = main_fn(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(o, 1);
-    dup2(e, 2);
-    close(o), close(e), close(of), close(ef);
-    const char *paths[2] = {opath, epath};
-    char *bufs[2] = {out, msg};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = fopen(paths[i], "r");
-        size_t n = fread(bufs[i], 1, len - 1, f);
-        bufs[i][n] = '\0';
-        fclose(f);
-    }
     return rc;
 }
 

@@ -37,32 +37,49 @@ void tt_test_tag_corpus(void)
     free(valid);
 }
 
+/* Reads the file at path into buf (len bytes, NUL-terminated). */
+static void read_into(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+int tt_test_main(int (*main_fn)(int, char **), char *out, char *message, size_t len,
+                 va_list ap)
+{
+    char *argv[32] = {"prog"};
+    int argc = 1;
+    for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
+    char outpath[4096], errpath[4096];
+    snprintf(outpath, sizeof outpath, "%s", out ? tt_test_path("stdout.txt") : "/dev/null");
+    snprintf(errpath, sizeof errpath, "%s", tt_test_path("stderr.txt"));
+    fflush(stdout);
+    fflush(stderr);
+    int o = dup(1), e = dup(2);
+    int of = open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int ef = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(of, 1);
+    dup2(ef, 2);
+    int rc = main_fn(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(o, 1);
+    dup2(e, 2);
+    close(o), close(e), close(of), close(ef);
+    if (out) read_into(outpath, out, len);
+    read_into(errpath, message, len);
+    return rc;
+}
+
 int tt_test_train(char *message, size_t len, ...)
 {
-    char *argv[32] = {"train"};
-    int argc = 1;
     va_list ap;
     va_start(ap, len);
-    for (const char *a; (a = va_arg(ap, const char *)) && argc < 31;) argv[argc++] = (char *)a;
+    int rc = tt_test_main(tt_train_main, NULL, message, len, ap);
     va_end(ap);
-    const char *errpath = tt_test_path("stderr.txt");
-    fflush(stdout);
-    fflush(stderr);
-    int out = dup(1), errfd = dup(2);
-    int devnull = open("/dev/null", O_WRONLY), ef = open(errpath, O_WRONLY | O_CREAT | O_TRUNC,
-                                                          0644);
-    dup2(devnull, 1);
-    dup2(ef, 2);
-    int rc = tt_train_main(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(out, 1);
-    dup2(errfd, 2);
-    close(out), close(errfd), close(devnull), close(ef);
-    FILE *f = fopen(errpath, "r");
-    size_t n = fread(message, 1, len - 1, f);
-    message[n] = '\0';
-    fclose(f);
     return rc;
 }
 

@@ -1,9 +1,10 @@
-/* train_testutil.h: what the suites that drive ./train in process share (test_train.c,
- * test_runs.c): running it with its output captured, a small tagging corpus in the test's
- * folder, and metrics.jsonl read back. */
+/* train_testutil.h: what the suites that drive ./train (and ./infer) in process share
+ * (test_train.c, test_runs.c, test_infer.c): running them with their output captured, a small
+ * tagging corpus in the test's folder, and metrics.jsonl read back. */
 #ifndef TT_TRAIN_TESTUTIL_H
 #define TT_TRAIN_TESTUTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Writes text to the test's folder (tt_test_path(name)); fails the test on an error. */
@@ -11,8 +12,13 @@ void tt_test_put(const char *name, const char *text);
 /* train.txt (84 lines) and valid.txt (12) in the test's folder: "a x p a<TAB>D V N V", where
  * the tag of "x" is decided by the word before it. */
 void tt_test_tag_corpus(void);
-/* ./train with the arguments (NULL-terminated; argv[0] is supplied), stdout to /dev/null and
- * stderr into message (len bytes); returns the exit status. */
+/* A program's main (tt_train_main, tt_infer_main) in process with the arguments in ap
+ * (NULL-terminated; argv[0] is supplied): stdout into out (len bytes; NULL: /dev/null), stderr
+ * into message (len bytes); returns the exit status. */
+int tt_test_main(int (*main_fn)(int, char **), char *out, char *message, size_t len,
+                 va_list ap);
+/* ./train with the arguments (NULL-terminated), stdout to /dev/null and stderr into message
+ * (len bytes); returns the exit status. */
 int tt_test_train(char *message, size_t len, ...);
 /* The lines of a metrics.jsonl from the first whose epoch is >= from, without the
  * tokens_per_s field (a timing); malloc'ed. */
