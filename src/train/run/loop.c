@@ -279,8 +279,9 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
             tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);
             if (r->data.n_ambiguous) printf(", on the ambiguous words %.4f", e.acc_ambiguous);
-            printf("\nwrote %s/metrics.jsonl and %s/config.json%s%s\n", c->output.dir,
-                   c->output.dir, r->no_checkpoints ? "" : " and ", r->no_checkpoints ? "" : path);
+            printf("\nwrote %s/metrics.jsonl%s%s/config.json%s%s\n", c->output.dir,
+                   r->no_checkpoints ? " and " : ", ", c->output.dir,
+                   r->no_checkpoints ? "" : " and ", r->no_checkpoints ? "" : path);
             if (c->data.n_probes && c->output.attention_every)
                 printf("attention maps: %s/attention/index.html\n", c->output.dir);
         }
