@@ -98,8 +98,10 @@ else
 endif
 
 .PHONY: all test bench bench-step deps deps-ok clean run
-all: deps-ok
-	@$(MAKE) --no-print-directory libs $(TRAIN) $(INFER)
+# One dependency graph, no recursion: `make -j2 all runners` builds each object once. Every
+# object waits for deps-ok (order-only: it never makes an object out of date), so pkg-config
+# is asked for flags only after the packages are there.
+all: libs $(TRAIN) $(INFER)
 
 # The first command on a fresh clone: packages, build, then train the tiny config. Its demo run
 # replaces the one before it in runs/tiny (--overwrite), so `make run` works again and again.
@@ -112,22 +114,22 @@ libs: $(LIB32) $(LIB64)
 runners: $(CHECK32) $(CHECK64)
 
 # Objects depend on the Makefile: a change of flags rebuilds them.
-$(BUILD)/f32/%.o: %.c Makefile
+$(BUILD)/f32/%.o: %.c Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  CC   $@"
 	@$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(BUILD)/f64/%.o: %.c Makefile
+$(BUILD)/f64/%.o: %.c Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  CC   $@"
 	@$(CC) $(CFLAGS_ALL) -DTT_DOUBLE -c $< -o $@
 
-$(BUILD)/f32/%.o: %.cu Makefile
+$(BUILD)/f32/%.o: %.cu Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $@"
 	@$(NVCC) $(NVFLAGS) -c $< -o $@
 
-$(BUILD)/f64/%.o: %.cu Makefile
+$(BUILD)/f64/%.o: %.cu Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $@"
 	@$(NVCC) $(NVFLAGS) -DTT_DOUBLE -c $< -o $@
