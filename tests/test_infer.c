@@ -38,24 +38,6 @@ static int call(int (*main_fn)(int, char **), char *out, char *msg, size_t len, 
 #define LEN 65536
 static char out[LEN], msg[LEN];
 
-/* A tag corpus where the tag of "x" is decided by the word before it (as test_train.c's),
- * with a Korean word among the first words. */
-static void write_tag_corpus(void)
-{
-    static const char *first[] = {"a", "b", "c", "사과"}, *last[] = {"p", "q", "r"};
-    char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
-    for (int i = 0; i < 96; i++) {
-        const char *f = first[i % 4], *l = last[(i / 4) % 3];
-        snprintf(line, sizeof line, "%s x %s %s\tD %s N %s\n", f, l, f, i % 4 < 2 ? "V" : "N",
-                 (i / 4) % 3 ? "N" : "V");
-        strcat(i % 8 == 7 ? valid : train, line);
-    }
-    put("train.txt", train);
-    put("valid.txt", valid);
-    free(train);
-    free(valid);
-}
-
 /* A language-model corpus: "s0 w w ..." counting sentences, English and Korean words. */
 static void write_lm_corpus(void)
 {
@@ -100,7 +82,7 @@ static void setup(void)
     tt_tmp_setup();
     const char *dir = tt_test_tmpdir();
     char text[2048];
-    write_tag_corpus();
+    tt_test_tag_corpus_with("사과"); /* a Korean word among the first words */
     write_lm_corpus();
     snprintf(text, sizeof text, TAG_CONFIG, dir);
     put("tag.json", text);

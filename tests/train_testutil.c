@@ -23,7 +23,12 @@ void tt_test_put(const char *name, const char *text)
 
 void tt_test_tag_corpus(void)
 {
-    static const char *first[] = {"a", "b", "c", "d"}, *last[] = {"p", "q", "r"};
+    tt_test_tag_corpus_with("d");
+}
+
+void tt_test_tag_corpus_with(const char *fourth)
+{
+    const char *first[] = {"a", "b", "c", fourth}, *last[] = {"p", "q", "r"};
     char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
     for (int i = 0; i < 96; i++) {
         const char *f = first[i % 4], *l = last[(i / 4) % 3];

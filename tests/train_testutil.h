@@ -10,8 +10,10 @@
 /* Writes text to the test's folder (tt_test_path(name)); fails the test on an error. */
 void tt_test_put(const char *name, const char *text);
 /* train.txt (84 lines) and valid.txt (12) in the test's folder: "a x p a<TAB>D V N V", where
- * the tag of "x" is decided by the word before it. */
+ * the tag of "x" is decided by the word before it; the first words are a, b, c, d. */
 void tt_test_tag_corpus(void);
+/* The same with `fourth` in place of d (./infer's tests use a Korean word there). */
+void tt_test_tag_corpus_with(const char *fourth);
 /* A program's main (tt_train_main, tt_infer_main) in process with the arguments in ap
  * (NULL-terminated; argv[0] is supplied): stdout into out (len bytes; NULL: /dev/null), stderr
  * into message (len bytes); returns the exit status. */
