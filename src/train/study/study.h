@@ -149,9 +149,6 @@ void tt_study_trace_free(tt_study_trace *t);
 int tt_study_write_csv_grad_norms(const char *path, const tt_study_trace *t, int n, char *err,
                                   size_t errlen);
 
-/* Removes RUN_DIR/checkpoints and RUN_DIR/attention when they are empty (a run's folder is
- * prepared with them; a study's run may leave them unused). */
-void tt_study_remove_empty_dirs(const char *run_dir);
 /* study.c: configs/scaling.json's study instead of training, into r->cfg.output.dir; the
  * run r gives the config and data, and is not trained itself. 0, or -1 with err. */
 int tt_study_main(tt_run *r, char *err, size_t errlen);
