@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -395,6 +396,34 @@ START_TEST(test_nul_byte)
 }
 END_TEST
 
+/* Bounded reads: a device or a file over 16 MiB ends at once (today /dev/zero grows a buffer
+ * until memory runs out), naming the NUL byte or the limit. */
+START_TEST(test_bounded_config_read)
+{
+    tt_cfg_fx f;
+    tt_config c;
+    char err[TT_CONFIG_ERR];
+    ck_assert_int_eq(tt_config_load(&c, "/dev/zero", NULL, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "/dev/zero:1: a NUL byte at offset 0; a config is UTF-8 JSON"),
+                  "%s", err);
+    ck_assert_int_eq(tt_config_load(&c, "/dev/urandom", NULL, 0, err, sizeof err), -1);
+    ck_assert_msg(!strncmp(err, "/dev/urandom:", 13), "%s", err);
+    tt_cfg_fx_init(&f);
+    size_t n = TT_CONFIG_MAX_BYTES + 1;
+    char *text = tt_xmalloc(n);
+    memset(text, ' ', n);
+    text[0] = '{', text[n - 1] = '}';
+    tt_st_test_spit(f.path, text, n);
+    ck_assert_int_eq(tt_config_load(&c, f.path, NULL, 0, f.err, sizeof f.err), -1);
+    tt_st_test_check_message("big", f.err, f.path, ": more than 16777216 bytes", "16 MiB");
+    text[n - 2] = '}'; /* 16 MiB exactly: read, then refused for its content */
+    tt_st_test_spit(f.path, text, n - 1);
+    ck_assert_int_eq(tt_config_load(&c, f.path, NULL, 0, f.err, sizeof f.err), -1);
+    ck_assert_msg(strstr(f.err, "data.task: missing"), "%s", f.err);
+    free(text);
+}
+END_TEST
+
 /* Failures at every stage, after strings and arrays were allocated: the config is zeroed and,
  * in the DEBUG build, LeakSanitizer fails this forked test if anything was left behind. */
 START_TEST(test_error_leaves_nothing)
@@ -451,6 +480,7 @@ Suite *config_errors_suite(void)
     tcase_add_test(tc, test_top_level_not_object);
     tcase_add_test(tc, test_empty_file);
     tcase_add_test(tc, test_nul_byte);
+    tcase_add_test(tc, test_bounded_config_read);
     tcase_add_test(tc, test_error_leaves_nothing);
     suite_add_tcase(s, tc);
     return s;

@@ -440,26 +440,21 @@ static int check_rules(ctx *x)
     return x->val[share] ? 0 : resolve_file(x, valid);
 }
 
-/* The whole file, NUL-terminated (malloc'ed), or NULL with the message. */
+/* The whole file, NUL-terminated (malloc'ed), or NULL with the message: at most
+ * TT_CONFIG_MAX_BYTES, no NUL byte (so /dev/zero ends at once). */
 static char *read_text(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    size_t n = 0, cap = 4096, got;
-    char *text = tt_xmalloc(cap);
-    while (f && (got = fread(text + n, 1, cap - 1 - n, f)) > 0)
-        if ((n += got) == cap - 1) text = tt_xrealloc(text, cap *= 2);
-    int e = !f || ferror(f) ? (errno ? errno : EIO) : 0;
-    if (f) fclose(f);
-    text[n] = 0;
-    if (e)
-        tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(e));
-    else if (strlen(text) != n)
-        tt_errorf(err, errlen, "%s: found a NUL byte at offset %zu; allowed: JSON text", path,
-                  strlen(text));
-    else
-        return text;
-    free(text);
-    return NULL;
+    if (!f) {
+        tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t n;
+    tt_read_bounded(f, path, TT_CONFIG_MAX_BYTES, "a config is UTF-8 JSON text of at most "
+                    "16 MiB", &text, &n, err, errlen);
+    fclose(f);
+    return text;
 }
 
 static int parse(const ctx *x, const char *text, cJSON **root)
