@@ -3,8 +3,9 @@
  *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite]
  *                  [--dump-first-step FILE]
  * Everything is loaded and checked (config, data, the memory the run needs, checkpoint, the
- * run folder) before anything is written. Exit status 0 when done, 2 for any error in the user's input: the one place where
- * a status of src/train becomes an exit status and a message on stderr. */
+ * run folder) before anything is written. Exit status 0 when done, 2 for any error in the
+ * user's input: the one place where a status of src/train becomes an exit status and a message
+ * on stderr. */
 #include "train/cli.h"
 
 #include "train/run/budget.h"
