@@ -364,8 +364,15 @@ START_TEST(test_bad_input)
     snprintf(cfg, sizeof cfg, "%s", tt_test_path("tag.json"));
     ck_assert_int_eq(call(tt_train_main, out, msg, LEN, cfg, "--dump-first-step", dump, NULL), 0);
     put("badtag.txt", "a x p\tD ZZ N\n");
-    char badtag[4096];
+    char badtag[4096], longline[4096];
     snprintf(badtag, sizeof badtag, "%s", tt_test_path("badtag.txt"));
+    char *text = tt_xmalloc((1 << 20) + 16);
+    memset(text, 'a', (1 << 20) + 5);
+    memcpy(text, "a x\n", 4);
+    text[(1 << 20) + 5] = '\0';
+    put("long.txt", text);
+    free(text);
+    snprintf(longline, sizeof longline, "%s", tt_test_path("long.txt"));
     const bad cases[] = {
         {{"frobnicate", tag_ck}, "unknown command"},
         {{"predict"}, "no checkpoint"},
@@ -389,6 +396,12 @@ START_TEST(test_bad_input)
         {{"eval", tag_ck, "/nonexistent.txt"}, "/nonexistent.txt"},
         {{"predict", tag_ck, "a", "--device", "tpu"}, "device"},
         {{"predict", tag_ck, "a", "--bogus", "1"}, "--bogus"},
+        /* bounded reads: a NUL byte or a line over 1 MiB ends at once */
+        {{"predict", tag_ck, "--file", "/dev/zero"}, "/dev/zero:1: a NUL byte"},
+        {{"predict", tag_ck, "--file", "/dev/urandom"}, "/dev/urandom:"},
+        {{"predict", tag_ck, "--file", longline}, "long.txt:2: a line longer than 1 MiB"},
+        {{"eval", tag_ck, "/dev/zero"}, "/dev/zero:1: a NUL byte at offset 0"},
+        {{"eval", tag_ck, "/dev/urandom"}, "/dev/urandom:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bad *c = &cases[i];

@@ -2,11 +2,13 @@
  * run, a first-step dump and a study:
  *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite]
  *                  [--dump-first-step FILE]
- * Everything is loaded and checked (config, data, checkpoint, the run folder) before anything
- * is written. Exit status 0 when done, 2 for any error in the user's input: the one place where
- * a status of src/train becomes an exit status and a message on stderr. */
+ * Everything is loaded and checked (config, data, the memory the run needs, checkpoint, the
+ * run folder) before anything is written. Exit status 0 when done, 2 for any error in the
+ * user's input: the one place where a status of src/train becomes an exit status and a message
+ * on stderr. */
 #include "train/cli.h"
 
+#include "train/run/budget.h"
 #include "train/run/run.h"
 #include "train/study/study.h"
 
@@ -78,7 +80,8 @@ int tt_train_main(int argc, char **argv)
     tt_run r = {0};
     int rc = 2;
     if (tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
-        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) || tt_run_init(&r, err, sizeof err) ||
+        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) ||
+        tt_run_check_memory(&r.cfg, &r.data, err, sizeof err) || tt_run_init(&r, err, sizeof err) ||
         (resume && tt_checkpoint_load(&r, resume, err, sizeof err))) {
         fail(err);
         goto out;

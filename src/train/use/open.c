@@ -6,6 +6,7 @@
  * is checked and a bad one named. */
 #include "train/use/use.h"
 
+#include "train/run/budget.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -105,6 +106,7 @@ int tt_use_open(tt_run *r, const char *checkpoint, const char *const *sets, int 
     if (!rc) rc = read_count(&f, "step", INT64_MAX / 2, &step, checkpoint, err, errlen);
     if (!rc) rc = read_count(&f, "epoch", INT_MAX / 2, &epoch, checkpoint, err, errlen);
     if (!rc) rc = corpus_of(&r->data, &r->cfg, &f, checkpoint, err, errlen);
+    if (!rc) rc = tt_run_check_memory(&r->cfg, &r->data, err, errlen);
     if (!rc) rc = tt_run_init(r, err, errlen);
     if (!rc) {
         int n_params = 0;
