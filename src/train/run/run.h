@@ -123,6 +123,35 @@ int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen);
  * atomically. */
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);
 int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen);
+
+/* ckpt_check.c: every value read from a checkpoint range-checked, for --resume and ./infer
+ * alike; each message names the file and the entry. */
+typedef struct tt_ckpt_info {
+    int64_t step;
+    int epoch;
+    bool mid_epoch; /* epoch_loss_sum and epoch_tokens are there: a checkpoint inside an epoch */
+    double epoch_loss_sum;
+    int64_t epoch_tokens;
+    int64_t optim_step, rng_dropout, rng_mask; /* tt_checkpoint_check_data's */
+} tt_ckpt_info;
+/* From the header alone (tt_st_open), before any data is read: format, config present, epoch
+ * (0..999999) and step (plain decimal integers), the mid-epoch pair. steps_per_epoch > 0 (the
+ * run's): step must be epoch * steps_per_epoch, or lie strictly inside the next epoch for a
+ * mid-epoch checkpoint; 0 (./infer, no data): step >= epoch. */
+int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, int steps_per_epoch,
+                             tt_ckpt_info *out, char *err, size_t errlen);
+/* With the data read: optim.step == step, the random cursors multiples of 4 in [0, 2^62],
+ * every real tensor finite, every optim.exp_avg_sq.* >= 0. */
+int tt_checkpoint_check_data(const tt_st_file *f, const char *path, tt_ckpt_info *info,
+                             char *err, size_t errlen);
+/* The most data bytes a checkpoint of the table ps can hold (values and two moments as F64):
+ * tt_st_read_data's bound, so that a huge file is refused before it is read. */
+uint64_t tt_checkpoint_max_data(const tt_params *ps);
+/* --resume: the config cfg against the checkpoint's (its __metadata__.config). The keys that
+ * must match (README, "Resume rules") differing: -1, err listing each with both values. Other
+ * differences but those that may change freely: a note on stdout. */
+int tt_checkpoint_check_config(const tt_config *cfg, const char *ckpt_json, const char *path,
+                               char *err, size_t errlen);
 /* dump.c, --dump-first-step: one forward and backward pass on the first training batch,
  * dropout off. */
 int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen);
