@@ -51,8 +51,8 @@ static int meta_int(const tt_st_file *f, const char *key, long long max, long lo
     return plain_int(s, max, out) ? 0 : bad_meta(path, key, s, allowed, err, errlen);
 }
 
-int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, int steps_per_epoch,
-                             tt_ckpt_info *out, char *err, size_t errlen)
+int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info *out,
+                             char *err, size_t errlen)
 {
     *out = (tt_ckpt_info){0};
     const char *format = tt_st_meta(f, "format"), *loss = tt_st_meta(f, "epoch_loss_sum");
@@ -85,24 +85,31 @@ int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, int steps_pe
         out->epoch_loss_sum = sum;
         out->epoch_tokens = n_tokens;
     }
-    char found[64], allowed[256];
+    if (step >= epoch) return 0;
+    char found[64], allowed[128];
     snprintf(found, sizeof found, "%lld", step);
-    if (steps_per_epoch <= 0) { /* ./infer: no data, so only what holds for any data */
-        if (step >= epoch) return 0;
-        snprintf(allowed, sizeof allowed, "at least the epoch, %lld (an epoch takes a step or "
-                 "more)", epoch);
-        return bad_meta(path, "step", found, allowed, err, errlen);
-    }
-    const long long first = epoch * steps_per_epoch, next = first + steps_per_epoch;
-    if (out->mid_epoch ? step > first && step < next : step == first) return 0;
-    if (out->mid_epoch)
-        snprintf(allowed, sizeof allowed, "%lld..%lld for a mid-epoch checkpoint of epoch %lld "
-                 "at %d steps an epoch", first + 1, next - 1, epoch + 1, steps_per_epoch);
+    snprintf(allowed, sizeof allowed, "at least the epoch, %lld (an epoch takes a step or more)",
+             epoch);
+    return bad_meta(path, "step", found, allowed, err, errlen);
+}
+
+int tt_checkpoint_check_step(const tt_ckpt_info *info, const char *path, int steps_per_epoch,
+                             char *err, size_t errlen)
+{
+    const int64_t first = (int64_t)info->epoch * steps_per_epoch, next = first + steps_per_epoch;
+    const int64_t step = info->step;
+    if (info->mid_epoch ? step > first && step < next : step == first) return 0;
+    char found[64], allowed[256];
+    snprintf(found, sizeof found, "%" PRId64, step);
+    if (info->mid_epoch)
+        snprintf(allowed, sizeof allowed, "%" PRId64 "..%" PRId64 " for a mid-epoch checkpoint "
+                 "of epoch %d at %d steps an epoch", first + 1, next - 1, info->epoch + 1,
+                 steps_per_epoch);
     else
-        snprintf(allowed, sizeof allowed, "%lld, epoch %lld times %d steps an epoch", first,
-                 epoch, steps_per_epoch);
+        snprintf(allowed, sizeof allowed, "%" PRId64 ", epoch %d times %d steps an epoch", first,
+                 info->epoch, steps_per_epoch);
     bad_meta(path, "step", found, allowed, err, errlen);
-    size_t n = strlen(err ? err : "");
+    size_t n = err ? strlen(err) : 0;
     if (err && n < errlen)
         snprintf(err + n, errlen - n, "\nHINT: the steps of an epoch follow from "
                  "train.batch_size and the training examples: resume with the data the "

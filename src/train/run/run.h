@@ -135,11 +135,14 @@ typedef struct tt_ckpt_info {
     int64_t optim_step, rng_dropout, rng_mask; /* tt_checkpoint_check_data's */
 } tt_ckpt_info;
 /* From the header alone (tt_st_open), before any data is read: format, config present, epoch
- * (0..999999) and step (plain decimal integers), the mid-epoch pair. steps_per_epoch > 0 (the
- * run's): step must be epoch * steps_per_epoch, or lie strictly inside the next epoch for a
- * mid-epoch checkpoint; 0 (./infer, no data): step >= epoch. */
-int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, int steps_per_epoch,
-                             tt_ckpt_info *out, char *err, size_t errlen);
+ * (0..999999) and step >= epoch (plain decimal integers), the mid-epoch pair (both or none;
+ * epoch_loss_sum finite >= 0, epoch_tokens an integer). */
+int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info *out,
+                             char *err, size_t errlen);
+/* --resume, the run's steps_per_epoch known: step must be epoch * steps_per_epoch, or lie
+ * strictly inside the next epoch for a mid-epoch checkpoint. */
+int tt_checkpoint_check_step(const tt_ckpt_info *info, const char *path, int steps_per_epoch,
+                             char *err, size_t errlen);
 /* With the data read: optim.step == step, the random cursors multiples of 4 in [0, 2^62],
  * every real tensor finite, every optim.exp_avg_sq.* >= 0. */
 int tt_checkpoint_check_data(const tt_st_file *f, const char *path, tt_ckpt_info *info,

@@ -74,7 +74,7 @@ int tt_use_open(tt_run *r, const char *checkpoint, const char *const *sets, int 
     if (tt_st_open(&f, checkpoint, err, errlen)) return -1;
     char origin[TT_CONFIG_PATH + 64];
     snprintf(origin, sizeof origin, "%s: __metadata__.config", checkpoint);
-    int rc = tt_checkpoint_check_meta(&f, checkpoint, 0, &info, err, errlen);
+    int rc = tt_checkpoint_check_meta(&f, checkpoint, &info, err, errlen);
     if (!rc)
         rc = tt_config_from_text(&r->cfg, tt_st_meta(&f, "config"), origin, sets, n_sets, err,
                                  errlen);
