@@ -114,7 +114,7 @@ void tt_st_writer_add(tt_st_writer *w, const char *name, tt_st_dtype dt, int ndi
                       const int64_t *shape, const void *data);
 /* key and value copied; a later call with the same key replaces the value */
 void tt_st_writer_meta(tt_st_writer *w, const char *key, const char *value);
-/* Atomic: writes PATH.tmp.<pid>, fflush, fsync, renames it over PATH. On any failure removes the
+/* Atomic: writes PATH.tmp.XXXXXX (tt_atomic_open), fflush, fsync, renames it over PATH. On any failure removes the
  * temporary file (only one it created), leaves an existing PATH untouched and returns -1 with
  * err ("PATH: what failed: strerror"). The writer is unchanged and may be saved again. */
 int tt_st_writer_save(tt_st_writer *w, const char *path, char *err, size_t errlen);

@@ -111,8 +111,15 @@ const char *tt_progress_format(char *out, size_t len, const tt_progress *p, int 
  * what it holds and the ways out: --resume its latest checkpoint, --overwrite, another
  * output.dir) unless `overwrite`, which removes those files (never others) and the folders
  * left empty, or `resume` (the checkpoint path, already loaded into r), which keeps the
- * folder's history up to the checkpoint's step and epoch and drops what came after. */
+ * folder's history up to the checkpoint's step and epoch and drops what came after. Unless it
+ * refuses, the temporary files of killed writers (NAME.tmp.XXXXXX) are removed first. */
 int tt_run_folder_claim(tt_run *r, const char *resume, bool overwrite, char *err, size_t errlen);
+/* One ./train a folder: dir made if need be, then an exclusive flock on it, held by *fd
+ * (close-on-exec) until it is closed or the process ends (the kernel releases it even after a
+ * SIGKILL). No lock file: nothing in the folder changes. Taken after every input check and
+ * before tt_run_folder_claim, which may then remove a killed run's temporary files. -1 with
+ * err when another process holds it. */
+int tt_run_folder_lock(const char *dir, int *fd, char *err, size_t errlen);
 /* mkdir -p */
 int tt_make_dirs(const char *path, char *err, size_t errlen);
 /* output.dir made, the resolved config written there (config.json). */
