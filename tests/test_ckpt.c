@@ -4,7 +4,9 @@
  * INT64_MAX; NaN in a parameter or a moment) exits 2 naming the file and the entry; a 64 GB
  * sparse file, garbage or a sound header declaring huge tensors, and a FIFO or /dev/zero exit
  * 2 at once, in small memory; a checkpoint of another model is refused naming every differing
- * key, while a legal change (train.epochs) resumes. */
+ * key, while a legal change (train.epochs) resumes. The run folder: atomic writes by mkstemp
+ * names that no leftover blocks, a killed run's temporary files removed by the next, and the
+ * folder's lock (a second ./train exits 2, the folder unchanged). */
 #include "testutil.h"
 #include "train_testutil.h"
 
@@ -22,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *CONFIG =
@@ -320,6 +324,105 @@ START_TEST(test_huge_and_special_files)
 }
 END_TEST
 
+/* ---- the run folder: temporary files and the lock ---- */
+
+/* A leftover with this process's pid (the old naming) or any other name never blocks an
+ * atomic write; the file gets 0666 less the umask, as open() gave it. */
+START_TEST(test_atomic_names)
+{
+    char old[512], err[512];
+    snprintf(old, sizeof old, "%s.tmp.%ld", path("x.txt"), (long)getpid());
+    tt_test_put("x.txt.tmp.1", "left by a killed PID 1\n");
+    tt_test_put(strrchr(old, '/') + 1, "left by this pid\n");
+    static const mode_t masks[] = {022, 077, 0};
+    for (int i = 0; i < 3; i++) {
+        mode_t before = umask(masks[i]);
+        tt_atomic_file o;
+        ck_assert_msg(tt_atomic_open(&o, path("x.txt"), err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(strncmp(o.tmp, path("x.txt.tmp."), strlen(path("x.txt.tmp."))) == 0 &&
+                      strlen(o.tmp) == strlen(path("x.txt.tmp.XXXXXX")), "%s", o.tmp);
+        fputs("new\n", o.f);
+        ck_assert_msg(tt_atomic_close(&o, true, err, sizeof err) == 0, "%s", err);
+        umask(before);
+        struct stat st;
+        ck_assert(stat(path("x.txt"), &st) == 0);
+        ck_assert_msg((st.st_mode & 0777) == (0666 & ~masks[i]), "mode %o under umask %03o",
+                      (unsigned)(st.st_mode & 0777), (unsigned)masks[i]);
+    }
+}
+END_TEST
+
+static bool exists(const char *rel) { return access(path(rel), F_OK) == 0; }
+
+/* Temporary files a killed run left (the old pid names and mkstemp's) block nothing and go
+ * when the next run claims the folder; a user's file that merely looks alike stays. */
+START_TEST(test_stale_temp_files)
+{
+    static const char *const stale[] = {"run/" "checkpoints/epoch_001.safetensors.tmp.1",
+                                        "run/metrics.jsonl.tmp.Ab12Cd",
+                                        "run/config.json.tmp.x9Y8z7"};
+    for (int i = 0; i < 3; i++) tt_test_put(stale[i], "half a file");
+    tt_test_put("run/notes.tmp.txt", "mine");
+    ck_assert_msg(call(tt_train_main, path("cfg.json"), "--resume", path(CKPT), "--set",
+                       "train.epochs=2", NULL) == 0, "%s", msg);
+    for (int i = 0; i < 3; i++) ck_assert_msg(!exists(stale[i]), "%s is still there", stale[i]);
+    ck_assert(exists("run/notes.tmp.txt") && exists("run/checkpoints/epoch_002.safetensors"));
+    ck_assert_msg(strstr(out, "removed 3 temporary files"), "%s", out);
+    /* a folder that holds only a killed run's temporary file is no run's: a new run starts */
+    ck_assert_int_eq(mkdir(path("fresh"), 0777), 0);
+    tt_test_put("fresh/config.json.tmp.123", "{");
+    char dir[1200];
+    snprintf(dir, sizeof dir, "output.dir=%s", path("fresh"));
+    ck_assert_msg(call(tt_train_main, path("cfg.json"), "--set", dir, NULL) == 0, "%s", msg);
+    ck_assert(!exists("fresh/config.json.tmp.123") && exists("fresh/config.json"));
+}
+END_TEST
+
+/* A second ./train into a folder whose lock another process holds exits 2 and changes no
+ * byte there; the lock goes with its holder, even one killed by SIGKILL. */
+START_TEST(test_folder_lock)
+{
+    int ready[2], hold[2];
+    ck_assert(pipe(ready) == 0 && pipe(hold) == 0);
+    pid_t child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        char err[512], c = 0;
+        int fd;
+        close(ready[0]);
+        close(hold[1]);
+        if (tt_run_folder_lock(path("run"), &fd, err, sizeof err) != 0) _exit(3);
+        if (write(ready[1], &c, 1) != 1) _exit(4);
+        while (read(hold[0], &c, 1) < 0 && errno == EINTR) continue;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    char c;
+    ck_assert_msg(read(ready[0], &c, 1) == 1, "the child did not take the lock");
+    tt_test_snap before = {0}, after = {0};
+    tt_test_snapshot(&before, path("run"), "");
+    ck_assert_int_eq(call(tt_train_main, path("cfg.json"), "--resume", path(CKPT), "--set",
+                          "train.epochs=2", NULL), 2);
+    ck_assert_msg(strstr(msg, path("run")) && strstr(msg, "another ./train is using this "
+                  "folder"), "%s", msg);
+    ck_assert_int_eq(call(tt_train_main, path("cfg.json"), "--overwrite", NULL), 2);
+    ck_assert_msg(strstr(msg, "another ./train"), "%s", msg);
+    tt_test_snapshot(&after, path("run"), "");
+    ck_assert_msg(before.n == after.n && memcmp(before.buf, after.buf, before.n) == 0,
+                  "a refused run changed the folder");
+    free(before.buf);
+    free(after.buf);
+    kill(child, SIGKILL);
+    int status;
+    ck_assert(waitpid(child, &status, 0) == child && WIFSIGNALED(status));
+    close(ready[0]);
+    close(hold[1]);
+    ck_assert_msg(call(tt_train_main, path("cfg.json"), "--resume", path(CKPT), "--set",
+                       "train.epochs=2", NULL) == 0, "%s", msg);
+}
+END_TEST
+
 Suite *ckpt_suite(void)
 {
     Suite *s = suite_create("ckpt");
@@ -336,5 +439,12 @@ Suite *ckpt_suite(void)
     tcase_set_timeout(tb, 30);
     tcase_add_test(tb, test_huge_and_special_files);
     suite_add_tcase(s, tb);
+    TCase *tf = tcase_create("folder");
+    tcase_add_checked_fixture(tf, setup, tt_tmp_teardown);
+    tcase_set_timeout(tf, 120);
+    tcase_add_test(tf, test_atomic_names);
+    tcase_add_test(tf, test_stale_temp_files);
+    tcase_add_test(tf, test_folder_lock);
+    suite_add_tcase(s, tf);
     return s;
 }
