@@ -382,6 +382,7 @@ END_TEST
  * byte there; the lock goes with its holder, even one killed by SIGKILL. */
 START_TEST(test_folder_lock)
 {
+    ck_assert_int_eq(mkdir(path("maps"), 0777), 0);
     int ready[2], hold[2];
     ck_assert(pipe(ready) == 0 && pipe(hold) == 0);
     pid_t child = fork();
@@ -391,7 +392,9 @@ START_TEST(test_folder_lock)
         int fd;
         close(ready[0]);
         close(hold[1]);
-        if (tt_run_folder_lock(path("run"), &fd, err, sizeof err) != 0) _exit(3);
+        if (tt_run_folder_lock(path("run"), &fd, err, sizeof err) != 0 ||
+            tt_run_folder_lock(path("maps"), &fd, err, sizeof err) != 0)
+            _exit(3);
         if (write(ready[1], &c, 1) != 1) _exit(4);
         while (read(hold[0], &c, 1) < 0 && errno == EINTR) continue;
         _exit(0);
@@ -408,6 +411,10 @@ START_TEST(test_folder_lock)
                   "folder"), "%s", msg);
     ck_assert_int_eq(call(tt_train_main, path("cfg.json"), "--overwrite", NULL), 2);
     ck_assert_msg(strstr(msg, "another ./train"), "%s", msg);
+    /* ./infer maps --out takes the same lock (maps/ is empty, as --out wants) */
+    ck_assert_int_eq(call(tt_infer_main, "maps", path(CKPT), "a x", "--out", path("maps"),
+                          NULL), 2);
+    ck_assert_msg(strstr(msg, "another ./train"), "%s", msg);
     tt_test_snapshot(&after, path("run"), "");
     ck_assert_msg(before.n == after.n && memcmp(before.buf, after.buf, before.n) == 0,
                   "a refused run changed the folder");
@@ -420,6 +427,8 @@ START_TEST(test_folder_lock)
     close(hold[1]);
     ck_assert_msg(call(tt_train_main, path("cfg.json"), "--resume", path(CKPT), "--set",
                        "train.epochs=2", NULL) == 0, "%s", msg);
+    ck_assert_msg(call(tt_infer_main, "maps", path(CKPT), "a x", "--out", path("maps"), NULL) ==
+                  0, "%s", msg);
 }
 END_TEST
 
