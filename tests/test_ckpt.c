@@ -186,6 +186,7 @@ START_TEST(test_mid_epoch_values)
         {"11", "30.25", "120", 0},   {"22", "30.25", "120", 0},  {"15", NULL, NULL, 0},
         {"15", "-1", "120", 0},      {"15", "inf", "120", 0},    {"15", "30", "-5", 0},
         {"15", " 30", "120", 0},     {"15", "30x", "120", 0},    {"11", NULL, NULL, 1},
+        {"15", "", "120", 0},        {"15", "30", "", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         edit e = {.key = "step", .val = cases[i].step, .key2 = "epoch_loss_sum",

@@ -79,7 +79,7 @@ int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info
         errno = 0;
         double sum = strtod(loss, &end);
         /* strtod takes leading spaces and signs: only what "%.17g" of a sum >= 0 writes */
-        if (!strchr("0123456789", loss[0]) || *end || errno || !isfinite(sum) || sum < 0)
+        if (!(loss[0] >= '0' && loss[0] <= '9') || *end || errno || !isfinite(sum) || sum < 0)
             return bad_meta(path, "epoch_loss_sum", loss, "a finite number >= 0", err, errlen);
         if (meta_int(f, "epoch_tokens", MAX_COUNT, &n_tokens, path, err, errlen)) return -1;
         out->epoch_loss_sum = sum;
