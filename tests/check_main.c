@@ -35,6 +35,7 @@ int main(int argc, char **argv)
         {"train", train_suite},
         {"infer", infer_suite},
         {"runs", runs_suite},
+        {"ckpt", ckpt_suite},
         {"render", render_suite},
         {"plot", plot_suite},
         {"study", study_suite},

@@ -35,6 +35,7 @@ Suite *optim_suite(void);     /* optimizers, schedules, clipping */
 Suite *data_suite(void);      /* tokenizer, corpora, batches */
 Suite *train_suite(void);     /* the program end to end */
 Suite *infer_suite(void);     /* ./infer: using a checkpoint */
+Suite *ckpt_suite(void);      /* checkpoints as user input: values, sizes, the config */
 Suite *runs_suite(void);      /* run folders, resume and schedules, valid_share, progress */
 Suite *render_suite(void);    /* attention maps: files, SVG, HTML, terminal */
 Suite *plot_suite(void);      /* line plots and a run's loss.svg */

@@ -30,4 +30,14 @@ struct cJSON *tt_test_viewer_data(const char *path);
 /* a and b are the same text; else fails naming the label and the first line that differs. */
 void tt_test_same_lines(const char *label, const char *a, const char *b);
 
+/* Everything under a folder: each entry's relative name and a file's bytes, in name order, so
+ * two snapshots are equal (n and buf) exactly when nothing in the folder changed. */
+typedef struct tt_test_snap {
+    char *buf; /* free() it */
+    size_t n, cap;
+    char empty[3000]; /* the first empty file or folder met, else "" */
+} tt_test_snap;
+/* Adds root/rel (rel "" for root itself) to s. */
+void tt_test_snapshot(tt_test_snap *s, const char *root, const char *rel);
+
 #endif

@@ -76,7 +76,7 @@ void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out /* n_dk */);
 void tt_study_temperature(const double *scores, int n, const double *taus, int n_tau,
                           double *out /* n_tau * n */);
 
-/* CSV: a header line, then one row per d_k (%.6g). Written to PATH.tmp.<pid> and renamed over
+/* CSV: a header line, then one row per d_k (%.6g). Written to PATH.tmp.XXXXXX and renamed over
  * PATH, so a reader never sees half a file. 0, or -1 with a message naming the path in err.
  *   var:  dk,var_unscaled,var_scaled,mean_unscaled
  *   sat:  dk,max_w_unscaled,max_w_scaled,entropy_unscaled,entropy_scaled

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define ERR_LEN 2048
 #define MAX_TEXTS 64
@@ -175,7 +176,11 @@ static int cmd_maps(tt_run *r, const args *a, char *err, size_t errlen)
         return tt_errorf(err, errlen, "--%s %d: the model has %d %s (numbered from 0)",
                          a->layer >= L ? "layer" : "head", a->layer >= L ? a->layer : a->head,
                          a->layer >= L ? L : H, a->layer >= L ? "layers" : "heads");
-    if (a->out && out_dir(a->out, err, errlen)) return -1;
+    /* the folder's lock as ./train takes it (run.h), so that no run writes there meanwhile */
+    int lock = -1;
+    if (a->out && (out_dir(a->out, err, errlen) ||
+                   tt_run_folder_lock(a->out, &lock, err, errlen)))
+        return -1;
     tt_attn_epoch e;
     tt_use_maps(r, a->texts, a->n_texts, &e);
     int rc = 0;
@@ -199,6 +204,7 @@ static int cmd_maps(tt_run *r, const args *a, char *err, size_t errlen)
                         a->out);
     }
     tt_attn_epoch_free(&e);
+    if (lock >= 0) close(lock);
     return rc;
 }
 
