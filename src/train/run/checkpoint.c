@@ -2,11 +2,14 @@
  * A checkpoint holds the parameters under their PyTorch names, the optimizer state under
  * optim.<kind>.<name>, the optimizer step and the random cursors as I64 optim.* scalars, and
  * in __metadata__ the resolved config, the step, the epoch, the vocabulary and the labels (JSON
- * arrays). Loading checks all of it before anything changes, so a bad file leaves the run as
- * it was. */
+ * arrays); a mid-epoch checkpoint (checkpoints/step_NNNNNNNN, written when a signal stops
+ * the run) adds epoch_loss_sum ("%.17g", so the epoch's mean loss comes out the same) and
+ * epoch_tokens. Loading checks all of it before anything changes, so a bad file leaves the run
+ * as it was. */
 #include "train/run/run.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,13 @@ int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
     tt_st_writer_meta(&w, "epoch", num);
     tt_st_writer_meta(&w, "vocabulary", words);
     tt_st_writer_meta(&w, "labels", labels);
+    char sum[40], tokens[32];
+    if (r->epoch_step) {
+        snprintf(sum, sizeof sum, "%.17g", r->epoch_loss_sum);
+        snprintf(tokens, sizeof tokens, "%lld", (long long)r->epoch_tokens);
+        tt_st_writer_meta(&w, "epoch_loss_sum", sum);
+        tt_st_writer_meta(&w, "epoch_tokens", tokens);
+    }
     int rc = tt_st_writer_save(&w, path, err, errlen);
     free(cfg);
     free(words);
@@ -74,6 +84,33 @@ static int read_i64(const tt_st_file *f, const char *name, int64_t *out, const c
         return tt_errorf(err, errlen, "%s: %s is missing or not one I64; not a checkpoint of "
                          "./train", path, name);
     memcpy(out, e->data, sizeof *out);
+    return 0;
+}
+
+/* A mid-epoch checkpoint's place in its epoch: its step lies strictly inside epoch + 1 (of
+ * this run's steps per epoch), and epoch_loss_sum and epoch_tokens are plain finite numbers.
+ * An epoch checkpoint (neither entry) leaves *in_epoch 0. */
+static int read_mid_epoch(const tt_run *r, const tt_st_file *f, int64_t step, int epoch,
+                          int *in_epoch, double *loss_sum, int64_t *tokens, const char *path,
+                          char *err, size_t errlen)
+{
+    const char *sum = tt_st_meta(f, "epoch_loss_sum"), *tok = tt_st_meta(f, "epoch_tokens");
+    *in_epoch = 0, *loss_sum = 0, *tokens = 0;
+    if (!sum && !tok) return 0;
+    char *end_sum = NULL, *end_tok = NULL;
+    if (sum) *loss_sum = strtod(sum, &end_sum);
+    if (tok) *tokens = strtoll(tok, &end_tok, 10);
+    const int64_t first = (int64_t)epoch * r->steps_per_epoch;
+    if (!sum || !tok || end_sum == sum || *end_sum || !isfinite(*loss_sum) || *loss_sum < 0 ||
+        end_tok == tok || *end_tok || *tokens <= 0 || epoch < 0 || step <= first ||
+        step >= first + r->steps_per_epoch)
+        return tt_errorf(err, errlen, "%s: a mid-epoch checkpoint whose step %lld, epoch %d, "
+                         "epoch_loss_sum \"%s\" and epoch_tokens \"%s\" do not fit together "
+                         "(%d steps per epoch: the step must lie strictly inside epoch %d); "
+                         "HINT: resume with the config it was written with (data and "
+                         "train.batch_size)", path, (long long)step, epoch, sum ? sum : "",
+                         tok ? tok : "", r->steps_per_epoch, epoch + 1);
+    *in_epoch = (int)(step - first);
     return 0;
 }
 
@@ -113,6 +150,12 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
     if (!rc) rc = read_i64(&f, "optim.step", &t, path, err, errlen);
     if (!rc) rc = read_i64(&f, "optim.rng.dropout", &rng_dropout, path, err, errlen);
     if (!rc) rc = read_i64(&f, "optim.rng.mask", &rng_mask, path, err, errlen);
+    int in_epoch = 0;
+    double loss_sum = 0;
+    int64_t tokens = 0;
+    if (!rc)
+        rc = read_mid_epoch(r, &f, strtoll(step, NULL, 10), atoi(epoch), &in_epoch, &loss_sum,
+                            &tokens, path, err, errlen);
     /* into host copies first: a failure half-way must not leave a half-loaded model */
     real *vals = tt_params_host_alloc(ps, NULL, false);
     real *mom[2] = {tt_params_host_alloc(ps, NULL, false), tt_params_host_alloc(ps, NULL, false)};
@@ -133,6 +176,9 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
         r->mask.counter = (uint64_t)rng_mask;
         r->step = strtoll(step, NULL, 10);
         r->epoch = atoi(epoch);
+        r->epoch_step = in_epoch;
+        r->epoch_loss_sum = loss_sum;
+        r->epoch_tokens = tokens;
         tt_run_resume_schedule(r, tt_st_meta(&f, "config"));
     }
     free(vals);
