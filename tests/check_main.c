@@ -42,6 +42,7 @@ int main(int argc, char **argv)
         {"threads", threads_suite},
         {"guard", guard_suite},
         {"memory_plan", memory_plan_suite},
+        {"faults", faults_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif
