@@ -1,8 +1,10 @@
 /* loop.c: the training loop of ./train. Each epoch: shuffle, steps (forward, loss, backward,
- * clip, schedule, optimizer), a metrics line per output.log_every steps, validation, an
- * evaluation line, a checkpoint when due. A loss that is not finite stops the run before the
- * optimizer touches the parameters. On a terminal a progress line, as wide as the terminal
- * allows, is redrawn in place. The run's folder is folder.c's. */
+ * clip, schedule, optimizer), a metrics line per output.log_every steps (metrics.c),
+ * validation, an evaluation line, a checkpoint when due. A loss that is not finite stops the
+ * run before the optimizer touches the parameters; a signal (signals.c) after the current step,
+ * with a checkpoint of that point (step_NNNNNNNN mid-epoch), from which a resume continues the
+ * epoch exactly. On a terminal a progress line, as wide as the terminal allows, is redrawn in
+ * place. The run's folder is folder.c's. */
 #include "train/run/probes.h"
 
 #include <math.h>
