@@ -50,8 +50,9 @@ static int fail(const char *msg)
 /* a word as the shell reads it back: as it is when plain, else in single quotes */
 static void put_word(FILE *f, const char *w)
 {
-    if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%") ==
-                  strlen(w)) {
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789_./=:,+-@%";
+    if (*w && strspn(w, plain) == strlen(w)) {
         fprintf(f, " %s", w);
         return;
     }

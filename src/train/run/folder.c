@@ -1,10 +1,11 @@
 /* folder.c: a run's folder (output.dir). RUN_FILES lists, once, every file a run writes there,
  * so that the check before a run, --overwrite's removal and a resume's rewind agree on what
  * belongs to a run: config.json, metrics.jsonl, loss.svg, checkpoints/epoch_NNN.safetensors
- * and step_NNNNNNNN.safetensors (mid-epoch, when a signal stopped the run), attention/epoch_NNN.json|svg and attention/index.html; a study's report.md,
+ * and step_NNNNNNNN.safetensors (mid-epoch, when a signal stopped the run),
+ * attention/epoch_NNN.json|svg and attention/index.html; a study's report.md,
  * worked_examples.md, CSV and SVG files, and its trainings' folders train_<variant>/, a run
- * folder each. Any other file there
- * is the user's: it is never removed, and it does not make a folder a run's. */
+ * folder each. Any other file there is the user's: it is never removed, and it does not make
+ * a folder a run's. */
 #include "train/report/render.h"
 #include "train/run/run.h"
 
@@ -276,9 +277,9 @@ static int rewind_run(const tt_run *r, const char *resume, const found *f, char 
     snprintf(path, sizeof path, "%s/attention/index.html", dir);
     if (maps && !maps_left) unlink(path);
     if (lines || maps || ckpts)
-        printf("resuming in %s at epoch %d: dropped what came after it, %d lines of "
-               "metrics.jsonl, %d attention epochs and %d checkpoints\n", dir, r->epoch, lines,
-               maps, ckpts);
+        printf("resuming in %s at step %lld (epoch %d): dropped what came after it, %d lines "
+               "of metrics.jsonl, %d attention epochs and %d checkpoints\n", dir,
+               (long long)r->step, r->epoch, lines, maps, ckpts);
     return 0;
 }
 
