@@ -108,8 +108,8 @@ static int check_metrics(const char *run)
         int step = cJSON_GetObjectItem(o, "step")->valueint;
         int epoch = cJSON_GetObjectItem(o, "epoch")->valueint;
         bool eval = cJSON_GetObjectItem(o, "valid_loss") != NULL;
-        char *seen = eval ? &seen_eval[epoch] : &seen_step[step];
         ck_assert_msg(step >= 0 && step < 4096 && epoch >= 0 && epoch < 512, "%s", line);
+        char *seen = eval ? &seen_eval[epoch] : &seen_step[step];
         ck_assert_msg(!*seen, "%s: %s %d appears twice", p, eval ? "epoch" : "step",
                       eval ? epoch : step);
         *seen = 1;
@@ -330,6 +330,36 @@ START_TEST(test_disk_full)
 }
 END_TEST
 
+/* SIGTERM while a study trains: it stops after that step and exits 143 at once (in a child:
+ * the signal comes from outside, once the first training has begun). */
+START_TEST(test_study_stops)
+{
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        char msg[2048];
+        _exit(tt_test_train(msg, sizeof msg, "configs/scaling.json", "--set", out("study"),
+                            "--set", "study.samples=1000", "--set", "study.epochs=500", "--set",
+                            "study.d_model=16", "--set", "study.n_heads=2", NULL));
+    }
+    double t0 = now();
+    while (!exists("study/train_sqrt_dk/metrics.jsonl") && now() - t0 < 60) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(child, SIGTERM);
+    double t1 = now();
+    int status = 0;
+    ck_assert(waitpid(child, &status, 0) == child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 143, "status %#x", status);
+    ck_assert_msg(now() - t1 < 10, "the study took %.1f s to stop", now() - t1);
+    char err[512], *text = tt_render_slurp(path("stderr.txt"), err, sizeof err);
+    ck_assert_msg(text && strstr(text, "interrupted (SIGTERM)"), "%s", text ? text : err);
+    free(text);
+}
+END_TEST
+
 /* Numbers that are not finite are written as null: every metrics line parses. */
 START_TEST(test_non_finite_as_null)
 {
@@ -369,6 +399,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_metrics_on_dev_full);
     tcase_add_test(tc, test_disk_full);
     tcase_add_test(tc, test_non_finite_as_null);
+    tcase_add_test(tc, test_study_stops);
     suite_add_tcase(s, tc);
     return s;
 }
