@@ -1,8 +1,9 @@
 /* metrics.c: the lines of metrics.jsonl. A line is formatted whole into a buffer made before
  * the first step, then appended with write(2) and the result checked: a write that fails (a
  * full disk, a file that is /dev/full) returns -1 with "DIR/metrics.jsonl: cannot write:
- * REASON", which ends the run with exit status 2. Nothing waits in a stdio buffer, so a crash
- * or a kill cuts at most the line being written (a resume drops it). A number that is not
+ * REASON", which ends the run with exit status 2, and a part of the line written goes again.
+ * Nothing waits in a stdio buffer, so a crash or a kill cuts at most the line being written
+ * (a resume drops it). A number that is not
  * finite is written as null, so every line parses as JSON. */
 #include "train/report/render.h"
 #include "train/run/run.h"
@@ -51,11 +52,17 @@ static int write_line(tt_run *r, size_t n, char *err, size_t errlen)
     for (size_t done = 0; done < n;) {
         ssize_t w = write(fd, r->line + done, n - done);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            return tt_errorf(err, errlen, "%s/metrics.jsonl: cannot write: %s (the lines "
-                             "before this one and the checkpoints already written are intact)",
-                             r->cfg.output.dir, w < 0 ? strerror(errno) : "nothing written");
-        done += (size_t)w;
+        if (w > 0) {
+            done += (size_t)w;
+            continue;
+        }
+        const int e = w < 0 ? errno : ENOSPC;
+        /* the part written goes, so the file ends with a whole line (a device such as
+         * /dev/full has nothing to cut: the result does not matter) */
+        if (done && ftruncate(fd, lseek(fd, 0, SEEK_END) - (off_t)done) != 0) errno = e;
+        return tt_errorf(err, errlen, "%s/metrics.jsonl: cannot write: %s (the lines before "
+                         "this one and the checkpoints already written are intact)",
+                         r->cfg.output.dir, strerror(e));
     }
     return 0;
 }
