@@ -1,5 +1,6 @@
 /* test_faults.c: what a run survives (issue 14). SIGTERM at a step mid-epoch: exit 143, a
- * step_ checkpoint, and its resume ends bit for bit as the uninterrupted run; SIGINT: 130, and
+ * step_ checkpoint, and its resume ends bit for bit as the uninterrupted run (also after a
+ * SIGTERM from outside at random points, and a study stops at once); SIGINT: 130, and
  * a second SIGINT while the run stops ends it at once with the earlier files intact; SIGKILL
  * at seeded random points: every checkpoint left resumes, every metrics line parses, and a
  * resume in the folder repeats no step; a disk that fills up (a small tmpfs, where the test
@@ -229,6 +230,71 @@ static int train_child(double kill_after, const char *dir)
     return status;
 }
 
+/* The lines of run/metrics.jsonl so far (0: none yet). */
+static int lines_in(const char *run)
+{
+    char p[1200], buf[4096];
+    snprintf(p, sizeof p, "%s/metrics.jsonl", path(run));
+    FILE *f = fopen(p, "r");
+    int n = 0;
+    for (size_t got; f && (got = fread(buf, 1, sizeof buf, f)) > 0;)
+        for (size_t i = 0; i < got; i++) n += buf[i] == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+/* SIGTERM from outside (a real, asynchronous signal) at 3 seeded random points of a 3-epoch
+ * run, once it has written that many metrics lines: exit 143 and a checkpoint named in the
+ * message, whose resume in the same folder ends bit for bit as the uninterrupted run (a run
+ * that finished before the signal came is let be). */
+START_TEST(test_random_sigterms)
+{
+    char msg[4096];
+    int status = train_child(-1, "whole");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+    const int total = lines_in("whole"); /* 1 + 3 * 11 + 3 */
+    for (int k = 0; k < 3; k++) {
+        char dir[32], name[128];
+        snprintf(dir, sizeof dir, "term%d", k);
+        const int at = 1 + (int)(tt_rng_word(15, 0, k) % (uint32_t)(total - 12));
+        fflush(NULL);
+        pid_t child = fork();
+        ck_assert(child >= 0);
+        if (child == 0)
+            _exit(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out(dir), "--set",
+                                "train.epochs=3", NULL));
+        for (double t0 = now(); lines_in(dir) < at && now() - t0 < 60;) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+        kill(child, SIGTERM);
+        ck_assert(waitpid(child, &status, 0) == child);
+        snprintf(name, sizeof name, "%s/checkpoints/epoch_003.safetensors", dir);
+        if (exists(name) && (WIFEXITED(status) ? WEXITSTATUS(status) == 0
+                                               : WTERMSIG(status) == SIGTERM))
+            continue; /* done before the signal came, or as it came */
+        char err[512], *text = tt_render_slurp(path("stderr.txt"), err, sizeof err);
+        ck_assert_msg(text, "%s", err);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 143, "status %#x after %d "
+                      "lines: %s", status, at, text);
+        char *from = strstr(text, "--resume "), *end = from ? strchr(from, '\n') : NULL;
+        ck_assert_msg(from && end, "no resume command: %s", text);
+        *end = '\0';
+        ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out(dir),
+                                    "--set", "train.epochs=3", "--resume", from + 9, NULL) == 0,
+                      "%s: %s", from, msg);
+        free(text);
+        static const char *const meta[] = {"step", "epoch", NULL};
+        tt_test_same_tensors(path("whole/checkpoints/epoch_003.safetensors"), path(name), meta);
+        char *a = tt_test_metrics(path("whole/metrics.jsonl"), 0);
+        snprintf(name, sizeof name, "%s/metrics.jsonl", dir);
+        char *b = tt_test_metrics(path(name), 0);
+        tt_test_same_lines("metrics.jsonl, SIGTERM and resumed against uninterrupted", a, b);
+        free(a), free(b);
+    }
+}
+END_TEST
+
 /* SIGKILL at 4 seeded random points of a 3-epoch run: every checkpoint left (none
  * half-written: temporary files are not checkpoints) resumes to the end, every metrics line
  * parses, and the latest resumed in the folder itself repeats no step. */
@@ -396,6 +462,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, test_sigterm_resumes_exactly);
     tcase_add_test(tc, test_sigint_twice);
     tcase_add_test(tc, test_random_kills);
+    tcase_add_test(tc, test_random_sigterms);
     tcase_add_test(tc, test_metrics_on_dev_full);
     tcase_add_test(tc, test_disk_full);
     tcase_add_test(tc, test_non_finite_as_null);
