@@ -44,6 +44,7 @@ int main(int argc, char **argv)
         {"guard", guard_suite},
         {"memory_plan", memory_plan_suite},
         {"budget", budget_suite},
+        {"faults", faults_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

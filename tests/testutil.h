@@ -46,6 +46,7 @@ Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
 Suite *guard_suite(void);     /* the device boundary: the guard device, and ./train on it */
 Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
 Suite *budget_suite(void);    /* the memory check before a run: needs, limits, refusals */
+Suite *faults_suite(void);    /* signals, kills, full disks: what a run survives */
 Suite *gradcheck_suite(void); /* float64 build only */
 #ifdef TT_WITH_CUDA
 Suite *cuda_suite(void);      /* make CUDA=1 only: every CUDA kernel against the CPU's */

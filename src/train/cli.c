@@ -4,8 +4,10 @@
  *                  [--dump-first-step FILE]
  * Everything is loaded and checked (config, data, the memory the run needs, checkpoint) before
  * anything is written; then the run folder is locked (one ./train a folder) and claimed. Exit
- * status 0 when done, 2 for any error in the user's input: the one place where a status of
- * src/train becomes an exit status and a message on stderr. */
+ * status 0 when done, 2 for any error in the user's input (a write that fails included),
+ * 130 / 143 when SIGINT / SIGTERM stopped the run (it wrote a checkpoint and says how to
+ * resume): the one place where a status of src/train becomes an exit status and a message on
+ * stderr. */
 #include "train/cli.h"
 
 #include "train/run/budget.h"
@@ -15,6 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+static tt_step_hook test_on_step, test_on_stop;
+static void *test_ctx;
+
+void tt_train_test_hooks(tt_step_hook on_step, tt_step_hook on_stop, void *ctx)
+{
+    test_on_step = on_step, test_on_stop = on_stop, test_ctx = ctx;
+}
 
 #define ERR_LEN 2048
 #define MAX_SETS 64
@@ -38,6 +48,37 @@ static int fail(const char *msg)
 {
     fprintf(stderr, "train: %s\n", msg);
     return 2;
+}
+
+/* a word as the shell reads it back: as it is when plain, else in single quotes */
+static void put_word(FILE *f, const char *w)
+{
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789_./=:,+-@%";
+    if (*w && strspn(w, plain) == strlen(w)) {
+        fprintf(f, " %s", w);
+        return;
+    }
+    fputs(" '", f);
+    for (; *w; w++) *w == '\'' ? fputs("'\\''", f) : fputc(*w, f);
+    fputc('\'', f);
+}
+
+/* A signal stopped the run (err says where): the message, how to resume, and 128 + the
+ * signal's number, the shell's convention (130 SIGINT, 143 SIGTERM). */
+static int interrupted(int sig, const char *err, const char *config, const char **sets,
+                       int n_sets, const char *checkpoint)
+{
+    fprintf(stderr, "train: %s", err);
+    if (checkpoint && *checkpoint) {
+        fputs("; resume with: ./train", stderr);
+        put_word(stderr, config);
+        for (int i = 0; i < n_sets; i++) fputs(" --set", stderr), put_word(stderr, sets[i]);
+        fputs(" --resume", stderr);
+        put_word(stderr, checkpoint);
+    }
+    fputc('\n', stderr);
+    return 128 + sig;
 }
 
 int tt_train_main(int argc, char **argv)
@@ -101,16 +142,23 @@ int tt_train_main(int argc, char **argv)
         fail(err);
         goto out;
     }
-    if (study) {
-        err[0] = '\0';
-        rc = tt_study_main(&r, err, sizeof err) ? fail(err) : 0;
-        goto out;
-    }
-    tt_run_describe(&r);
-    if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
-                       (long long)r.step);
     err[0] = '\0';
-    rc = tt_run_train(&r, err, sizeof err) ? fail(err) : 0;
+    tt_signals_catch();
+    if (study) {
+        rc = tt_study_main(&r, err, sizeof err) ? 2 : 0;
+    } else {
+        tt_run_describe(&r);
+        if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
+                           (long long)r.step);
+        r.on_step = test_on_step, r.on_stop = test_on_stop, r.on_step_ctx = test_ctx;
+        rc = tt_run_train(&r, err, sizeof err) ? 2 : 0;
+    }
+    const int sig = r.stop_signal ? r.stop_signal : study && rc ? tt_signal_caught() : 0;
+    tt_signals_release();
+    if (rc && sig)
+        rc = interrupted(sig, err, config, sets, n_sets, study ? NULL : r.stop_checkpoint);
+    else if (rc)
+        fail(err);
 out:
     tt_run_free(&r);
     if (lock >= 0) close(lock);

@@ -111,20 +111,18 @@ int tt_loss_plot_svg(const char *metrics_path, const char *svg_path, const char 
     return rc;
 }
 
-void tt_loss_plot_update(const char *run_dir)
+int tt_loss_plot_update(const char *run_dir, char *err, size_t errlen)
 {
     size_t n = strlen(run_dir) + 32;
     char *metrics = tt_xmalloc(n), *svg = tt_xmalloc(n), *title = tt_xmalloc(n + 64);
-    char err[1024];
     snprintf(metrics, n, "%s/metrics.jsonl", run_dir);
     snprintf(svg, n, "%s/loss.svg", run_dir);
     const char *name = strrchr(run_dir, '/'); /* the run folder's own name, short enough */
     snprintf(title, n + 64, "%s: loss and validation accuracy",
              name && name[1] ? name + 1 : run_dir);
-    /* a picture of metrics.jsonl, which stays intact: losing it must not end a training */
-    if (tt_loss_plot_svg(metrics, svg, title, err, sizeof err))
-        fprintf(stderr, "warning: %s not written (training goes on): %s\n", svg, err);
+    int rc = tt_loss_plot_svg(metrics, svg, title, err, errlen);
     free(metrics);
     free(svg);
     free(title);
+    return rc;
 }

@@ -31,6 +31,13 @@ static void json_puts(FILE *f, const char *s)
     fputc('"', f);
 }
 
+const char *tt_json_num(char *out, const char *fmt, double v)
+{
+    if (!isfinite(v)) return strcpy(out, "null");
+    snprintf(out, TT_JSON_NUM, fmt, v);
+    return out;
+}
+
 static void epoch_json(FILE *f, const tt_attn_epoch *e)
 {
     fprintf(f, "{\"epoch\": %d, \"layers\": %d, \"heads\": %d, \"causal\": %s,\n \"probes\": [",
@@ -53,8 +60,11 @@ static void epoch_json(FILE *f, const tt_attn_epoch *e)
                 const real *m = pr->w + ((size_t)l * e->H + h) * T * T;
                 for (int i = 0; i < T; i++) {
                     fputs(i ? ", [" : "[", f);
-                    for (int j = 0; j < T; j++)
-                        fprintf(f, j ? ", %.6g" : "%.6g", (double)m[(size_t)i * T + j]);
+                    for (int j = 0; j < T; j++) {
+                        char num[TT_JSON_NUM];
+                        fprintf(f, j ? ", %s" : "%s",
+                                tt_json_num(num, "%.6g", (double)m[(size_t)i * T + j]));
+                    }
                     fputc(']', f);
                 }
                 fputc(']', f);

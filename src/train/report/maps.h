@@ -20,6 +20,12 @@
 
 /* One probe sentence: text, its T tokens and w[L][H][T][T] (row = query, column = key). The
  * strings and w are malloc'ed and owned by the epoch. */
+/* A number as JSON: v printed with fmt (one %g or %f conversion) into out (TT_JSON_NUM
+ * bytes), or null when v is not finite (JSON has no inf or NaN), so that every line and file
+ * the program writes parses. Returns out. */
+#define TT_JSON_NUM 40
+const char *tt_json_num(char *out, const char *fmt, double v);
+
 typedef struct tt_attn_probe {
     char *text;
     int T;

@@ -97,10 +97,9 @@ int tt_render_plot_svg(const char *path, const tt_plot *p, char *err, size_t err
  * accuracy (and valid_acc_ambiguous when present). 0, or -1 with err. */
 int tt_loss_plot_svg(const char *metrics_path, const char *svg_path, const char *title,
                      char *err, size_t errlen);
-/* RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl, after every evaluation line of a run. A failure
- * is a warning on stderr, not an error: the plot is a picture of metrics.jsonl, which is
- * intact, and a missing picture must not end a training. */
-void tt_loss_plot_update(const char *run_dir);
+/* RUN_DIR/loss.svg from RUN_DIR/metrics.jsonl, after every evaluation line of a run; 0, or -1
+ * with err: like every output, a plot that cannot be written ends the run (exit status 2). */
+int tt_loss_plot_update(const char *run_dir, char *err, size_t errlen);
 
 /* Shared by render.c, render_svg.c, render_html.c and tests/test_render.c; not for other
  * callers. */

@@ -2,8 +2,10 @@
  * A checkpoint holds the parameters under their PyTorch names, the optimizer state under
  * optim.<kind>.<name>, the optimizer step and the random cursors as I64 optim.* scalars, and
  * in __metadata__ the resolved config, the step, the epoch, the vocabulary and the labels (JSON
- * arrays). Loading checks all of it before anything changes, so a bad file leaves the run as
- * it was: the header, its values and the config it was trained under first (ckpt_check.c),
+ * arrays); a mid-epoch checkpoint (checkpoints/step_NNNNNNNN, written when a signal stops
+ * the run) adds epoch_loss_sum ("%.17g", so the epoch's mean loss comes out the same) and
+ * epoch_tokens. Loading checks all of it before anything changes, so a bad file leaves the run
+ * as it was: the header, its values and the config it was trained under first (ckpt_check.c),
  * then, the data's size bounded by the model's, the data and its values. */
 #include "train/run/run.h"
 
@@ -58,6 +60,13 @@ int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
     tt_st_writer_meta(&w, "epoch", num);
     tt_st_writer_meta(&w, "vocabulary", words);
     tt_st_writer_meta(&w, "labels", labels);
+    char sum[40], tokens[32];
+    if (r->epoch_step) {
+        snprintf(sum, sizeof sum, "%.17g", r->epoch_loss_sum);
+        snprintf(tokens, sizeof tokens, "%lld", (long long)r->epoch_tokens);
+        tt_st_writer_meta(&w, "epoch_loss_sum", sum);
+        tt_st_writer_meta(&w, "epoch_tokens", tokens);
+    }
     int rc = tt_st_writer_save(&w, path, err, errlen);
     free(cfg);
     free(words);
@@ -125,6 +134,11 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
         r->mask.counter = (uint64_t)info.rng_mask;
         r->step = info.step;
         r->epoch = info.epoch;
+        r->epoch_step = info.mid_epoch ? (int)(info.step - (int64_t)info.epoch *
+                                                               r->steps_per_epoch)
+                                       : 0;
+        r->epoch_loss_sum = info.mid_epoch ? info.epoch_loss_sum : 0;
+        r->epoch_tokens = info.mid_epoch ? info.epoch_tokens : 0;
         tt_run_resume_schedule(r, tt_st_meta(&f, "config"));
     }
     free(vals);

@@ -1,12 +1,13 @@
 /* folder.c: a run's folder (output.dir). RUN_FILES lists, once, every file a run writes there,
  * so that the check before a run, --overwrite's removal and a resume's rewind agree on what
- * belongs to a run: config.json, metrics.jsonl, loss.svg, checkpoints/epoch_NNN.safetensors,
+ * belongs to a run: config.json, metrics.jsonl, loss.svg, checkpoints/epoch_NNN.safetensors
+ * and step_NNNNNNNN.safetensors (mid-epoch, when a signal stopped the run),
  * attention/epoch_NNN.json|svg and attention/index.html; a study's report.md,
  * worked_examples.md, CSV and SVG files, and its trainings' folders train_<variant>/, a run
- * folder each. Any other file there
- * is the user's: it is never removed, and it does not make a folder a run's. A temporary file
- * of an atomic write (NAME.tmp.XXXXXX) that a killed process left is removed when the next run
- * claims the folder: under the folder's lock (tt_run_folder_lock), no live writer owns one. */
+ * folder each. Any other file there is the user's: it is never removed, and it does not make
+ * a folder a run's. A temporary file of an atomic write (NAME.tmp.XXXXXX) that a killed
+ * process left is removed when the next run claims the folder: under the folder's lock
+ * (tt_run_folder_lock), no live writer owns one. */
 #define _DEFAULT_SOURCE /* flock */
 #include "train/report/render.h"
 #include "train/run/run.h"
@@ -31,7 +32,7 @@ static const struct {
     const char *names[7];
 } RUN_FILES[] = {
     {"", {"config.json", "metrics.jsonl", "report.md", "worked_examples.md", "*.csv", "*.svg"}},
-    {"checkpoints", {"epoch_[0-9][0-9][0-9]*.safetensors"}},
+    {"checkpoints", {"epoch_[0-9][0-9][0-9]*.safetensors", "step_[0-9]*.safetensors"}},
     {"attention", {"epoch_[0-9][0-9][0-9]*.json", "epoch_[0-9][0-9][0-9]*.svg", "index.html"}},
 };
 #define N_PLACES ((int)(sizeof RUN_FILES / sizeof RUN_FILES[0]))
@@ -133,6 +134,16 @@ static int epoch_of(const char *name, const char *prefix, const char *ext)
     return end > name + n + 6 && strcmp(end, ext) == 0 && e >= 0 && e < 1000000 ? (int)e : -1;
 }
 
+/* The step NNNNNNNN of "checkpoints/step_NNNNNNNN.safetensors" (no temporary file), or -1. */
+static int64_t step_of(const char *name)
+{
+    const char prefix[] = "checkpoints/step_";
+    if (strncmp(name, prefix, sizeof prefix - 1) || strstr(name, ".tmp.")) return -1;
+    char *end;
+    long long k = strtoll(name + sizeof prefix - 1, &end, 10);
+    return end > name + sizeof prefix - 1 && strcmp(end, ".safetensors") == 0 && k > 0 ? k : -1;
+}
+
 /* The part of name before its first '/' (0: none) */
 static int folder_len(const char *name)
 {
@@ -171,15 +182,17 @@ static int refuse(const tt_run *r, const found *f, char *err, size_t errlen)
     const char *dir = r->cfg.output.dir;
     const bool study = r->cfg.study.kind != TT_STUDY_NONE;
     char what[1024], resume[PATH_LEN + 128] = "", other[PATH_LEN];
-    int latest = -1;
+    /* the latest checkpoint by step: an epoch's ends step epoch * steps_per_epoch */
+    int64_t latest = -1;
+    const char *name = NULL;
     for (int i = 0; i < f->files.n; i++) {
         int e = epoch_of(f->files.v[i], "checkpoints/", ".safetensors");
-        latest = e > latest ? e : latest;
+        int64_t k = e >= 0 ? (int64_t)e * r->steps_per_epoch : step_of(f->files.v[i]);
+        if (k >= 0 && k >= latest) latest = k, name = f->files.v[i];
     }
-    if (!study && latest >= 0)
-        snprintf(resume, sizeof resume, "--resume %s/checkpoints/epoch_%03d.safetensors "
-                 "continues that run (add --set train.epochs=N to train it longer); ", dir,
-                 latest);
+    if (!study && name)
+        snprintf(resume, sizeof resume, "--resume %s/%s continues that run (add --set "
+                 "train.epochs=N to train it longer); ", dir, name);
     struct stat st;
     for (int k = 2; k < 1000; k++) { /* a folder name that is free, for the hint */
         snprintf(other, sizeof other, "%s_%d", dir, k);
@@ -226,7 +239,8 @@ static int write_atomic(const char *path, const char *text, size_t n, char *err,
  * dropped, or -1 with err. */
 static int cut_metrics(const char *path, int64_t step, char *err, size_t errlen)
 {
-    if (access(path, F_OK) != 0) return 0;
+    struct stat st; /* not a file (a link to /dev/null, say): nothing to cut */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     char *text = tt_render_slurp(path, err, errlen);
     if (!text) return -1;
     size_t kept = 0;
@@ -262,25 +276,26 @@ static int rewind_run(const tt_run *r, const char *resume, const found *f, char 
         const char *name = f->files.v[i];
         int a = epoch_of(name, "attention/", ".json"), b = epoch_of(name, "attention/", ".svg");
         int c = epoch_of(name, "checkpoints/", ".safetensors");
+        int64_t k = step_of(name);
         snprintf(path, sizeof path, "%s/%s", dir, name);
         maps_left += a >= 0 && a <= r->epoch;
         bool same = have_from && stat(path, &st) == 0 && st.st_ino == from.st_ino &&
                     st.st_dev == from.st_dev;
         bool go = a > r->epoch || b > r->epoch || (c > r->epoch && !same) ||
-                  (lines && !strcmp(name, "loss.svg"));
+                  (k > r->step && !same) || (lines && !strcmp(name, "loss.svg"));
         if (go && unlink(path) != 0 && errno != ENOENT)
             return tt_errorf(err, errlen, "%s: cannot remove: %s", path, strerror(errno));
         maps += go && a >= 0;
-        ckpts += go && c >= 0;
+        ckpts += go && (c >= 0 || k >= 0);
     }
     snprintf(path, sizeof path, "%s/attention", dir);
     if (maps && maps_left && tt_render_index_html(path, err, errlen)) return -1;
     snprintf(path, sizeof path, "%s/attention/index.html", dir);
     if (maps && !maps_left) unlink(path);
     if (lines || maps || ckpts)
-        printf("resuming in %s at epoch %d: dropped what came after it, %d lines of "
-               "metrics.jsonl, %d attention epochs and %d checkpoints\n", dir, r->epoch, lines,
-               maps, ckpts);
+        printf("resuming in %s at step %lld (epoch %d): dropped what came after it, %d lines "
+               "of metrics.jsonl, %d attention epochs and %d checkpoints\n", dir,
+               (long long)r->step, r->epoch, lines, maps, ckpts);
     return 0;
 }
 

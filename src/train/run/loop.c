@@ -1,8 +1,10 @@
 /* loop.c: the training loop of ./train. Each epoch: shuffle, steps (forward, loss, backward,
- * clip, schedule, optimizer), a metrics line per output.log_every steps, validation, an
- * evaluation line, a checkpoint when due. A loss that is not finite stops the run before the
- * optimizer touches the parameters. On a terminal a progress line, as wide as the terminal
- * allows, is redrawn in place. The run's folder is folder.c's. */
+ * clip, schedule, optimizer), a metrics line per output.log_every steps (metrics.c),
+ * validation, an evaluation line, a checkpoint when due. A loss that is not finite stops the
+ * run before the optimizer touches the parameters; a signal (signals.c) after the current step,
+ * with a checkpoint of that point (step_NNNNNNNN mid-epoch), from which a resume continues the
+ * epoch exactly. On a terminal a progress line, as wide as the terminal allows, is redrawn in
+ * place. The run's folder is folder.c's. */
 #include "train/run/probes.h"
 
 #include <math.h>
@@ -89,17 +91,20 @@ static void progress(const tt_run *r, int step_in_epoch, double loss, double tps
     fflush(stdout);
 }
 
-/* One epoch of training; 0, or -1 with err filled when the loss is not finite. */
+/* One epoch of training, from step r->epoch_step of it (a mid-epoch checkpoint's); 0 when the
+ * epoch is done, 1 when a signal stops it before its last step, or -1 with err filled (a loss
+ * that is not finite, a metrics line that cannot be written). */
 static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *grad_norm,
                        char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
     const bool tty = isatty(fileno(stdout));
+    /* the shuffle depends on (seed, epoch) alone: a resumed epoch draws the same order */
     tt_shuffle(r->order, r->data.train.n, (uint64_t)c->seed, r->epoch + 1);
-    double t0 = now(), loss_sum = 0, last_draw = 0;
-    int64_t tokens = 0;
+    double t0 = now(), last_draw = 0, tps = 0;
+    const int64_t tokens0 = r->epoch_tokens; /* tokens per second: this process's share */
     r->g.training = true;
-    for (int s = 0; s < r->steps_per_epoch; s++) {
+    for (int s = r->epoch_step; s < r->steps_per_epoch; s++) {
         tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * r->batch.B, &r->mask,
                       c->data.mask_prob);
         tt_var *logits;
@@ -119,42 +124,26 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
         double lr = tt_run_lr(r, r->step);
         tt_optim_step(&r->opt, lr);
         r->step++;
+        r->epoch_step = s + 1;
+        r->epoch_loss_sum += (double)l;
+        r->epoch_tokens += r->batch.n_tokens;
         if (r->on_step) r->on_step(r, (double)l, *grad_norm, r->on_step_ctx);
-        loss_sum += (double)l;
-        tokens += r->batch.n_tokens;
-        double tps = (double)tokens / (now() - t0);
-        if (r->step % c->output.log_every == 0)
-            fprintf(r->metrics, "{\"step\": %lld, \"epoch\": %d, \"loss\": %.9g, \"lr\": %.9g, "
-                    "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f}\n", (long long)r->step,
-                    r->epoch + 1, (double)l, lr, *grad_norm, tps);
+        tps = (double)(r->epoch_tokens - tokens0) / (now() - t0);
+        const tt_metrics_row m = {(double)l, lr, *grad_norm, tps};
+        if (r->step % c->output.log_every == 0 && tt_metrics_step(r, &m, err, errlen)) {
+            if (tty) printf("\n");
+            return -1;
+        }
         if (tty && (now() - last_draw > 0.1 || s + 1 == r->steps_per_epoch)) {
-            progress(r, s + 1, loss_sum / (s + 1), tps, t0);
+            progress(r, s + 1, r->epoch_loss_sum / (s + 1), tps, t0);
             last_draw = now();
         }
+        if (tt_signal_caught() && s + 1 < r->steps_per_epoch) return 1;
     }
-    *mean_loss = loss_sum / r->steps_per_epoch;
-    *tps_out = (double)tokens / (now() - t0);
+    *mean_loss = r->epoch_loss_sum / r->steps_per_epoch;
+    *tps_out = tps;
+    r->epoch_step = 0, r->epoch_loss_sum = 0, r->epoch_tokens = 0;
     return 0;
-}
-
-/* The validation fields of an evaluation line, and the mean attention entropy per layer and
- * head; closes the line. */
-static void write_eval(tt_run *r, const tt_eval *e)
-{
-    const int L = r->cfg.model.n_layers, H = r->cfg.model.n_heads;
-    fprintf(r->metrics, "\"valid_loss\": %.9g, \"valid_acc\": %.9g", e->loss, e->acc);
-    if (r->data.n_ambiguous)
-        fprintf(r->metrics, ", \"valid_acc_ambiguous\": %.9g", e->acc_ambiguous);
-    fprintf(r->metrics, ", \"attention_entropy\": [");
-    for (int l = 0; l < L; l++) {
-        fprintf(r->metrics, "%s[", l ? ", " : "");
-        for (int h = 0; h < H; h++)
-            fprintf(r->metrics, "%s%.6g", h ? ", " : "", r->entropy[l * H + h]);
-        fprintf(r->metrics, "]");
-    }
-    fprintf(r->metrics, "]}\n");
-    fflush(r->metrics);
-    tt_loss_plot_update(r->cfg.output.dir);
 }
 
 /* checkpoints/ and attention/ are made with their first file, so that a run without probes,
@@ -223,11 +212,49 @@ void tt_run_describe(const tt_run *r)
     describe_schedule_end(r);
 }
 
+/* An evaluation line (m NULL: epoch 0's), then loss.svg drawn again from metrics.jsonl. */
+static int write_eval(tt_run *r, const tt_metrics_row *m, const tt_eval *e, char *err,
+                      size_t errlen)
+{
+    if (tt_metrics_eval(r, m, e, err, errlen)) return -1;
+    return tt_loss_plot_update(r->cfg.output.dir, err, errlen);
+}
+
+/* A signal was noted: the checkpoint of this point (mid-epoch checkpoints/step_NNNNNNNN, else
+ * the epoch's), unless `written` already or the run keeps none; then -1 with the interruption
+ * in err, stop_signal and stop_checkpoint set. The checkpoint is whole or absent: its write is
+ * atomic, and a second signal ends the process at once. */
+static int stop(tt_run *r, const char *written, char *err, size_t errlen)
+{
+    const tt_config *c = &r->cfg;
+    char *path = r->stop_checkpoint;
+    if (r->on_stop) r->on_stop(r, NAN, NAN, r->on_step_ctx);
+    snprintf(path, TT_RUN_CKPT_PATH, "%s", written ? written : "");
+    if (!written && !r->no_checkpoints) {
+        if (r->epoch_step)
+            snprintf(path, TT_RUN_CKPT_PATH, "%s/checkpoints/step_%08lld.safetensors",
+                     c->output.dir, (long long)r->step);
+        else
+            snprintf(path, TT_RUN_CKPT_PATH, "%s/checkpoints/epoch_%03d.safetensors",
+                     c->output.dir, r->epoch);
+        if (make_subdir(r, "checkpoints", err, errlen) ||
+            tt_checkpoint_save(r, path, err, errlen))
+            return -1; /* exit status 2: the checkpoint could not be written */
+    }
+    r->stop_signal = tt_signal_caught();
+    const char *name = tt_signal_name(r->stop_signal);
+    if (r->epoch_step)
+        return tt_errorf(err, errlen, "interrupted (%s) at step %lld, epoch %d step %d/%d", name,
+                         (long long)r->step, r->epoch + 1, r->epoch_step, r->steps_per_epoch);
+    return tt_errorf(err, errlen, "interrupted (%s) at step %lld, the end of epoch %d", name,
+                     (long long)r->step, r->epoch);
+}
+
 int tt_run_train(tt_run *r, char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
     const bool tty = isatty(fileno(stdout));
-    char path[TT_CONFIG_PATH + 64];
+    char path[TT_RUN_CKPT_PATH];
     double best = -1, t_start = now();
     tt_attn_epoch maps = {0};
     if (r->epoch >= c->train.epochs) {
@@ -235,10 +262,10 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
                c->train.epochs);
         return 0;
     }
-    if (r->epoch == 0) { /* before any training: the baseline and the epoch-0 maps */
+    tt_metrics_begin(r);
+    if (r->epoch == 0 && r->epoch_step == 0) { /* before any training: the baseline, maps */
         tt_eval e = tt_run_evaluate(r);
-        fprintf(r->metrics, "{\"step\": 0, \"epoch\": 0, ");
-        write_eval(r, &e);
+        if (write_eval(r, NULL, &e, err, errlen)) return -1;
         printf("epoch   0/%d  valid_loss %.4f  valid_acc %.4f (before training)\n",
                c->train.epochs, e.loss, e.acc);
         if (dump_due(c, 0) && (make_subdir(r, "attention", err, errlen) ||
@@ -248,14 +275,14 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
     int rc = 0;
     while (r->epoch < c->train.epochs && rc == 0) {
         double loss = 0, tps = 0, grad_norm = 0, t0 = now();
-        if ((rc = train_epoch(r, &loss, &tps, &grad_norm, err, errlen))) break;
+        if ((rc = train_epoch(r, &loss, &tps, &grad_norm, err, errlen))) {
+            if (rc > 0) rc = stop(r, NULL, err, errlen);
+            break;
+        }
         r->epoch++;
         tt_eval e = tt_run_evaluate(r);
-        double lr = tt_run_lr(r, r->step - 1);
-        fprintf(r->metrics, "{\"step\": %lld, \"epoch\": %d, \"loss\": %.9g, \"lr\": %.9g, "
-                "\"grad_norm\": %.9g, \"tokens_per_s\": %.1f, ", (long long)r->step, r->epoch,
-                loss, lr, grad_norm, tps);
-        write_eval(r, &e);
+        const tt_metrics_row m = {loss, tt_run_lr(r, r->step - 1), grad_norm, tps};
+        if ((rc = write_eval(r, &m, &e, err, errlen))) break;
         if (tty) printf("\r\033[K");
         printf("epoch %3d/%d  loss %.4f  valid_loss %.4f  valid_acc %.4f", r->epoch,
                c->train.epochs, loss, e.loss, e.acc);
@@ -264,9 +291,10 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         fflush(stdout);
         if (e.acc > best) best = e.acc;
         bool last = r->epoch == c->train.epochs;
-        bool due =
-            last || (c->output.checkpoint_every && r->epoch % c->output.checkpoint_every == 0);
-        if (due && !r->no_checkpoints) {
+        bool due = !r->no_checkpoints &&
+                   (last || (c->output.checkpoint_every &&
+                             r->epoch % c->output.checkpoint_every == 0));
+        if (due) {
             snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
                      r->epoch);
             rc = make_subdir(r, "checkpoints", err, errlen) ||
@@ -275,6 +303,8 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         if (!rc && dump_due(c, r->epoch))
             rc = make_subdir(r, "attention", err, errlen) ||
                  tt_attention_dump(r, &maps, err, errlen);
+        /* a signal during the epoch's last step or its evaluation: stopped at its end */
+        if (!rc && !last && tt_signal_caught()) rc = stop(r, due ? path : NULL, err, errlen);
         if (last && !rc) {
             tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);

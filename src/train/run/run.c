@@ -84,6 +84,7 @@ void tt_run_free(tt_run *r)
     free(r->order);
     free(r->pool);
     free(r->entropy);
+    free(r->line);
     if (r->arena.base) tt_arena_free(&r->arena);
     if (r->meta.base) tt_arena_free(&r->meta);
     if (r->grads.base) tt_heap_destroy(&r->grads);

@@ -29,6 +29,8 @@ enum { TT_STREAM_INIT = 0, TT_STREAM_DROPOUT = 1, TT_STREAM_MASK = 3, TT_STREAM_
 typedef struct tt_run tt_run;
 /* Called after every optimizer step (the gradients of that step are still in the table). */
 typedef void (*tt_step_hook)(tt_run *r, double loss, double grad_norm, void *ctx);
+/* The path of a checkpoint the loop writes: "DIR/checkpoints/step_NNNNNNNN.safetensors". */
+#define TT_RUN_CKPT_PATH (TT_CONFIG_PATH + 64)
 
 struct tt_run {
     tt_config cfg;
@@ -44,13 +46,23 @@ struct tt_run {
     real *pool;          /* classify: [B,T] pooling weights (host; copied in per batch) */
     int64_t step;        /* optimizer steps done */
     int epoch;           /* epochs done */
+    /* the unfinished epoch (epoch + 1): its steps done, the sum of their training losses and
+     * their real tokens; non-zero only mid-epoch (and in a mid-epoch checkpoint) */
+    int epoch_step;
+    double epoch_loss_sum;
+    int64_t epoch_tokens;
     int steps_per_epoch;
     int64_t total_steps; /* the steps the lr schedule spans: train.schedule_epochs' */
     FILE *metrics;
     double *entropy;     /* [L*H]: the last evaluation's mean attention entropy per head */
     bool no_checkpoints; /* a caller's trainings that nobody resumes (the study's later seeds) */
     tt_step_hook on_step; /* optional */
-    void *on_step_ctx;
+    tt_step_hook on_stop; /* optional: a signal stops the run, its checkpoint comes next */
+    void *on_step_ctx;    /* both hooks' */
+    char *line;           /* metrics.c's line buffer, line_cap bytes */
+    size_t line_cap;
+    int stop_signal;      /* the signal that stopped tt_run_train (0: none) */
+    char stop_checkpoint[TT_RUN_CKPT_PATH]; /* the checkpoint it wrote then ("": none) */
 };
 
 /* The memory of one training step of an encoder (post-LN or pre-LN, any activation, dropout
@@ -92,8 +104,36 @@ typedef struct tt_eval {
 tt_eval tt_run_evaluate(tt_run *r);
 
 /* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps
- * (checkpoints/ and attention/ are made with their first file). */
+ * (checkpoints/ and attention/ are made with their first file). A run resumed from a mid-epoch
+ * checkpoint (epoch_step > 0) goes on at that step of the epoch's shuffle. When a signal was
+ * noted (signals.c), the run stops after the current optimizer step (a signal during the
+ * epoch's last step or its evaluation: after the epoch's files): it writes the checkpoint of
+ * that point (checkpoints/step_NNNNNNNN.safetensors mid-epoch, else the epoch's, unless
+ * no_checkpoints), sets stop_signal and stop_checkpoint, and returns -1 with "interrupted
+ * (SIGINT) at step ..." in err; cli.c makes that exit status 130 / 143. */
 int tt_run_train(tt_run *r, char *err, size_t errlen);
+
+/* signals.c: tt_signals_catch installs SIGINT and SIGTERM handlers that only note the signal
+ * (a second one ends the process at once); tt_signals_release puts the previous ones back and
+ * forgets the note. tt_signal_caught: the noted signal, 0 none. */
+void tt_signals_catch(void);
+void tt_signals_release(void);
+int tt_signal_caught(void);
+const char *tt_signal_name(int sig); /* "SIGINT", "SIGTERM" */
+
+/* metrics.c: the lines of metrics.jsonl, each written whole with the write checked (0, or -1
+ * with "DIR/metrics.jsonl: cannot write: REASON"); numbers that are not finite as null.
+ * tt_metrics_begin makes the line buffer (before the first step). A step line has step,
+ * epoch (r->epoch + 1, the one in progress) and m's fields; an evaluation line (after the
+ * epoch, r->epoch) m's fields (m NULL: the epoch-0 line, step 0) and e's, and the attention
+ * entropy per layer and head (r->entropy). */
+typedef struct tt_metrics_row {
+    double loss, lr, grad_norm, tokens_per_s;
+} tt_metrics_row;
+void tt_metrics_begin(tt_run *r);
+int tt_metrics_step(tt_run *r, const tt_metrics_row *m, char *err, size_t errlen);
+int tt_metrics_eval(tt_run *r, const tt_metrics_row *m, const tt_eval *e, char *err,
+                    size_t errlen);
 /* What a run is about to do (task, data, model, schedule, memory), on stdout. */
 void tt_run_describe(const tt_run *r);
 

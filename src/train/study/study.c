@@ -10,6 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A signal was noted (signals.c): the study stops between its parts (a training stops after
+ * its step); cli.c makes it exit status 130 / 143. A study is not resumed: no checkpoint. */
+static int interrupted(char *err, size_t errlen)
+{
+    const int sig = tt_signal_caught();
+    return sig ? tt_errorf(err, errlen, "interrupted (%s) during the study; the files it wrote "
+                           "are whole, the study is not finished", tt_signal_name(sig))
+               : 0;
+}
+
 /* Parts 1-3 and 5a measured, their CSV files written, then the trainings (4, 5b) and their
  * gradient norms' CSV, then the report and plots. */
 int tt_study_main(tt_run *r, char *err, size_t errlen)
@@ -26,7 +36,7 @@ int tt_study_main(tt_run *r, char *err, size_t errlen)
     tt_study_saturation(&s->o, s->sat);
     tt_study_gradients(&s->o, s->gr);
     char path[TT_CONFIG_PATH + 64];
-    int rc = 0;
+    int rc = interrupted(err, errlen);
     snprintf(path, sizeof path, "%s/variance.csv", dir);
     rc = rc || tt_study_write_csv_var(path, s->var, n, err, errlen);
     snprintf(path, sizeof path, "%s/saturation.csv", dir);
@@ -41,6 +51,7 @@ int tt_study_main(tt_run *r, char *err, size_t errlen)
     s->t = tt_xcalloc((size_t)2 * s->n_seeds, sizeof *s->t);
     for (int k = 0; !rc && k < 2 * s->n_seeds; k++) { /* seed k / 2, sqrt_dk then none */
         bool first = k == 0;
+        if ((rc = interrupted(err, errlen))) break;
         rc = tt_study_train(r, k / 2, k % 2 == 0, &s->t[k], s->temps, first ? 3 : 0,
                             first ? &s->valid_uniform : NULL, first ? &s->probe_uniform : NULL,
                             err, errlen);
