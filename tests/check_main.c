@@ -35,6 +35,7 @@ int main(int argc, char **argv)
         {"train", train_suite},
         {"infer", infer_suite},
         {"runs", runs_suite},
+        {"ckpt", ckpt_suite},
         {"render", render_suite},
         {"plot", plot_suite},
         {"study", study_suite},
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
         {"threads", threads_suite},
         {"guard", guard_suite},
         {"memory_plan", memory_plan_suite},
+        {"budget", budget_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #endif

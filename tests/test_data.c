@@ -314,6 +314,44 @@ START_TEST(test_shuffle)
 }
 END_TEST
 
+/* Bounded reads: /dev/zero and /dev/urandom as data end at once (today's loader reads them
+ * until memory runs out); tt_read_bounded reads at most max + 1 bytes: a file of max bytes is
+ * read, one of max + 1 refused. */
+START_TEST(test_bounded_reads)
+{
+    const char *devices[] = {"/dev/zero", "/dev/urandom"};
+    char err[512];
+    for (int i = 0; i < 2; i++) {
+        tt_config c = config(TT_TASK_LM, "a b\n", "a b\n", 4);
+        snprintf(c.data.train, sizeof c.data.train, "%s", devices[i]);
+        tt_corpus d;
+        ck_assert_int_eq(tt_corpus_load(&d, &c, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, devices[i]) && strstr(err, "a data file is UTF-8 text"), "%s",
+                      err);
+    }
+    ck_assert_msg(strstr(err, "a NUL byte at offset"), "%s", err);
+    const char *path = put("ten.txt", "0123\n5678\n", 10);
+    for (size_t max = 8; max <= 11; max++) {
+        FILE *f = fopen(path, "rb");
+        ck_assert_ptr_nonnull(f);
+        char *buf = NULL;
+        size_t len = 0;
+        int rc = tt_read_bounded(f, path, max, "WHAT", &buf, &len, err, sizeof err);
+        fclose(f);
+        if (max < 10) {
+            ck_assert_int_eq(rc, -1);
+            ck_assert_msg(strstr(err, "ten.txt: more than") && strstr(err, "bytes; WHAT"), "%s",
+                          err);
+        } else {
+            ck_assert_int_eq(rc, 0);
+            ck_assert_uint_eq(len, 10);
+            ck_assert_str_eq(buf, "0123\n5678\n");
+        }
+        free(buf);
+    }
+}
+END_TEST
+
 Suite *data_suite(void)
 {
     Suite *s = suite_create("data");
@@ -328,6 +366,7 @@ Suite *data_suite(void)
     tcase_add_test(tc, test_batches);
     tcase_add_test(tc, test_mlm_masks);
     tcase_add_test(tc, test_shuffle);
+    tcase_add_test(tc, test_bounded_reads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -38,24 +38,6 @@ static int call(int (*main_fn)(int, char **), char *out, char *msg, size_t len, 
 #define LEN 65536
 static char out[LEN], msg[LEN];
 
-/* A tag corpus where the tag of "x" is decided by the word before it (as test_train.c's),
- * with a Korean word among the first words. */
-static void write_tag_corpus(void)
-{
-    static const char *first[] = {"a", "b", "c", "사과"}, *last[] = {"p", "q", "r"};
-    char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
-    for (int i = 0; i < 96; i++) {
-        const char *f = first[i % 4], *l = last[(i / 4) % 3];
-        snprintf(line, sizeof line, "%s x %s %s\tD %s N %s\n", f, l, f, i % 4 < 2 ? "V" : "N",
-                 (i / 4) % 3 ? "N" : "V");
-        strcat(i % 8 == 7 ? valid : train, line);
-    }
-    put("train.txt", train);
-    put("valid.txt", valid);
-    free(train);
-    free(valid);
-}
-
 /* A language-model corpus: "s0 w w ..." counting sentences, English and Korean words. */
 static void write_lm_corpus(void)
 {
@@ -100,7 +82,7 @@ static void setup(void)
     tt_tmp_setup();
     const char *dir = tt_test_tmpdir();
     char text[2048];
-    write_tag_corpus();
+    tt_test_tag_corpus_with("사과"); /* a Korean word among the first words */
     write_lm_corpus();
     snprintf(text, sizeof text, TAG_CONFIG, dir);
     put("tag.json", text);
@@ -382,8 +364,15 @@ START_TEST(test_bad_input)
     snprintf(cfg, sizeof cfg, "%s", tt_test_path("tag.json"));
     ck_assert_int_eq(call(tt_train_main, out, msg, LEN, cfg, "--dump-first-step", dump, NULL), 0);
     put("badtag.txt", "a x p\tD ZZ N\n");
-    char badtag[4096];
+    char badtag[4096], longline[4096];
     snprintf(badtag, sizeof badtag, "%s", tt_test_path("badtag.txt"));
+    char *text = tt_xmalloc((1 << 20) + 16);
+    memset(text, 'a', (1 << 20) + 5);
+    memcpy(text, "a x\n", 4);
+    text[(1 << 20) + 5] = '\0';
+    put("long.txt", text);
+    free(text);
+    snprintf(longline, sizeof longline, "%s", tt_test_path("long.txt"));
     const bad cases[] = {
         {{"frobnicate", tag_ck}, "unknown command"},
         {{"predict"}, "no checkpoint"},
@@ -407,6 +396,12 @@ START_TEST(test_bad_input)
         {{"eval", tag_ck, "/nonexistent.txt"}, "/nonexistent.txt"},
         {{"predict", tag_ck, "a", "--device", "tpu"}, "device"},
         {{"predict", tag_ck, "a", "--bogus", "1"}, "--bogus"},
+        /* bounded reads: a NUL byte or a line over 1 MiB ends at once */
+        {{"predict", tag_ck, "--file", "/dev/zero"}, "/dev/zero:1: a NUL byte"},
+        {{"predict", tag_ck, "--file", "/dev/urandom"}, "/dev/urandom:"},
+        {{"predict", tag_ck, "--file", longline}, "long.txt:2: a line longer than 1 MiB"},
+        {{"eval", tag_ck, "/dev/zero"}, "/dev/zero:1: a NUL byte at offset 0"},
+        {{"eval", tag_ck, "/dev/urandom"}, "/dev/urandom:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bad *c = &cases[i];

@@ -56,59 +56,6 @@ static const char *out(const char *name)
     return b;
 }
 
-/* Everything under a folder: each entry's relative name, and a file's bytes. */
-typedef struct snap {
-    char *buf;
-    size_t n, cap;
-    char empty[3000]; /* the first empty file or folder met, else "" */
-} snap;
-
-static void snap_add(snap *s, const void *p, size_t n)
-{
-    if (s->n + n > s->cap) s->buf = tt_xrealloc(s->buf, s->cap = 2 * (s->n + n) + 4096);
-    memcpy(s->buf + s->n, p, n);
-    s->n += n;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void snapshot(snap *s, const char *root, const char *rel)
-{
-    char dir[2400], p[2800];
-    snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
-    DIR *d = opendir(dir);
-    ck_assert_msg(d != NULL, "cannot open %s", dir);
-    char *names[256];
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && n < 256)
-            names[n++] = tt_xstrdup(e->d_name);
-    closedir(d);
-    qsort(names, (size_t)n, sizeof *names, by_name);
-    if (!n && !s->empty[0]) snprintf(s->empty, sizeof s->empty, "%s/", dir);
-    for (int i = 0; i < n; i++) {
-        char sub[1200];
-        struct stat st;
-        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", names[i]);
-        snprintf(p, sizeof p, "%s/%s", root, sub);
-        ck_assert(lstat(p, &st) == 0);
-        snap_add(s, sub, strlen(sub) + 1);
-        if (S_ISDIR(st.st_mode)) snapshot(s, root, sub);
-        if (S_ISREG(st.st_mode)) {
-            FILE *f = fopen(p, "rb");
-            char chunk[4096];
-            for (size_t got; f && (got = fread(chunk, 1, sizeof chunk, f)) > 0;)
-                snap_add(s, chunk, got);
-            if (f) fclose(f);
-            if (!st.st_size && !s->empty[0]) snprintf(s->empty, sizeof s->empty, "%s", p);
-        }
-        free(names[i]);
-    }
-}
-
 static bool exists(const char *rel) { return access(path(rel), F_OK) == 0; }
 
 /* The text of run/name (which must exist), malloc'ed. */
@@ -145,8 +92,8 @@ START_TEST(test_second_run_refused)
 {
     char msg[4096], want[1400];
     ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), NULL) == 0, "%s", msg);
-    snap before = {0}, after = {0};
-    snapshot(&before, path("run"), "");
+    tt_test_snap before = {0}, after = {0};
+    tt_test_snapshot(&before, path("run"), "");
     ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), NULL), 2);
     snprintf(want, sizeof want, "%s: holds the files of an earlier run", path("run"));
     ck_assert_msg(strstr(msg, want) && strstr(msg, "metrics.jsonl"), "%s", msg);
@@ -158,7 +105,7 @@ START_TEST(test_second_run_refused)
     ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--overwrite", "--resume",
                                    path("run/checkpoints/epoch_001.safetensors"), NULL), 2);
     ck_assert_msg(strstr(msg, "--overwrite") && strstr(msg, "--resume"), "%s", msg);
-    snapshot(&after, path("run"), "");
+    tt_test_snapshot(&after, path("run"), "");
     ck_assert_msg(before.n == after.n && memcmp(before.buf, after.buf, before.n) == 0,
                   "a refused run changed the folder");
     /* a folder with only the user's files is no run's */
@@ -414,8 +361,8 @@ START_TEST(test_study_leaves_nothing_empty)
                                 "--set", study[0], "--set", study[1], "--set", study[2],
                                 "--set", study[3], NULL) == 0,
                   "./train configs/scaling.json (from the repository root?): %s", msg);
-    snap s = {0};
-    snapshot(&s, path("study"), "");
+    tt_test_snap s = {0};
+    tt_test_snapshot(&s, path("study"), "");
     ck_assert_msg(!s.empty[0], "the study left %s empty", s.empty);
     ck_assert(exists("study/report.md") && exists("study/train_none/metrics.jsonl"));
     ck_assert(!exists("study/checkpoints") && !exists("study/attention"));

@@ -35,6 +35,7 @@ Suite *optim_suite(void);     /* optimizers, schedules, clipping */
 Suite *data_suite(void);      /* tokenizer, corpora, batches */
 Suite *train_suite(void);     /* the program end to end */
 Suite *infer_suite(void);     /* ./infer: using a checkpoint */
+Suite *ckpt_suite(void);      /* checkpoints as user input: values, sizes, the config */
 Suite *runs_suite(void);      /* run folders, resume and schedules, valid_share, progress */
 Suite *render_suite(void);    /* attention maps: files, SVG, HTML, terminal */
 Suite *plot_suite(void);      /* line plots and a run's loss.svg */
@@ -44,6 +45,7 @@ Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread c
 Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
 Suite *guard_suite(void);     /* the device boundary: the guard device, and ./train on it */
 Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
+Suite *budget_suite(void);    /* the memory check before a run: needs, limits, refusals */
 Suite *gradcheck_suite(void); /* float64 build only */
 #ifdef TT_WITH_CUDA
 Suite *cuda_suite(void);      /* make CUDA=1 only: every CUDA kernel against the CPU's */

@@ -6,11 +6,13 @@
 #include "train/report/render.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void tt_test_put(const char *name, const char *text)
@@ -23,7 +25,12 @@ void tt_test_put(const char *name, const char *text)
 
 void tt_test_tag_corpus(void)
 {
-    static const char *first[] = {"a", "b", "c", "d"}, *last[] = {"p", "q", "r"};
+    tt_test_tag_corpus_with("d");
+}
+
+void tt_test_tag_corpus_with(const char *fourth)
+{
+    const char *first[] = {"a", "b", "c", fourth}, *last[] = {"p", "q", "r"};
     char *train = tt_xcalloc(1, 1 << 16), *valid = tt_xcalloc(1, 1 << 14), line[128];
     for (int i = 0; i < 96; i++) {
         const char *f = first[i % 4], *l = last[(i / 4) % 3];
@@ -127,4 +134,50 @@ cJSON *tt_test_viewer_data(const char *path)
     ck_assert_msg(data, "%s: tt-data is not JSON", path);
     free(html);
     return data;
+}
+
+static void snap_add(tt_test_snap *s, const void *p, size_t n)
+{
+    if (s->n + n > s->cap) s->buf = tt_xrealloc(s->buf, s->cap = 2 * (s->n + n) + 4096);
+    memcpy(s->buf + s->n, p, n);
+    s->n += n;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tt_test_snapshot(tt_test_snap *s, const char *root, const char *rel)
+{
+    char dir[2400], p[2800];
+    snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    char *names[256];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && n < 256)
+            names[n++] = tt_xstrdup(e->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    if (!n && !s->empty[0]) snprintf(s->empty, sizeof s->empty, "%s/", dir);
+    for (int i = 0; i < n; i++) {
+        char sub[1200];
+        struct stat st;
+        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", names[i]);
+        snprintf(p, sizeof p, "%s/%s", root, sub);
+        ck_assert(lstat(p, &st) == 0);
+        snap_add(s, sub, strlen(sub) + 1);
+        if (S_ISDIR(st.st_mode)) tt_test_snapshot(s, root, sub);
+        if (S_ISREG(st.st_mode)) {
+            FILE *f = fopen(p, "rb");
+            char chunk[4096];
+            for (size_t got; f && (got = fread(chunk, 1, sizeof chunk, f)) > 0;)
+                snap_add(s, chunk, got);
+            if (f) fclose(f);
+            if (!st.st_size && !s->empty[0]) snprintf(s->empty, sizeof s->empty, "%s", p);
+        }
+        free(names[i]);
+    }
 }

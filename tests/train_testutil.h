@@ -10,8 +10,10 @@
 /* Writes text to the test's folder (tt_test_path(name)); fails the test on an error. */
 void tt_test_put(const char *name, const char *text);
 /* train.txt (84 lines) and valid.txt (12) in the test's folder: "a x p a<TAB>D V N V", where
- * the tag of "x" is decided by the word before it. */
+ * the tag of "x" is decided by the word before it; the first words are a, b, c, d. */
 void tt_test_tag_corpus(void);
+/* The same with `fourth` in place of d (./infer's tests use a Korean word there). */
+void tt_test_tag_corpus_with(const char *fourth);
 /* A program's main (tt_train_main, tt_infer_main) in process with the arguments in ap
  * (NULL-terminated; argv[0] is supplied): stdout into out (len bytes; NULL: /dev/null), stderr
  * into message (len bytes); returns the exit status. */
@@ -27,5 +29,15 @@ char *tt_test_metrics(const char *path, int from);
 struct cJSON *tt_test_viewer_data(const char *path);
 /* a and b are the same text; else fails naming the label and the first line that differs. */
 void tt_test_same_lines(const char *label, const char *a, const char *b);
+
+/* Everything under a folder: each entry's relative name and a file's bytes, in name order, so
+ * two snapshots are equal (n and buf) exactly when nothing in the folder changed. */
+typedef struct tt_test_snap {
+    char *buf; /* free() it */
+    size_t n, cap;
+    char empty[3000]; /* the first empty file or folder met, else "" */
+} tt_test_snap;
+/* Adds root/rel (rel "" for root itself) to s. */
+void tt_test_snapshot(tt_test_snap *s, const char *root, const char *rel);
 
 #endif

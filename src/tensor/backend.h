@@ -70,6 +70,10 @@ typedef struct tt_backend {
     /* 0 when the device can run in this process; else -1 with err naming the device, what is
      * missing and a HINT (a CUDA build on a machine without a GPU). */
     int (*available)(char *err, size_t errlen);
+    /* The device's own memory: 0 with its free and total bytes, or -1 when it has none apart
+     * from the host's (the CPU, the guard device): the memory check before a run
+     * (train/run/budget.c) then counts everything against the host's memory. */
+    int (*mem_info)(size_t *free_bytes, size_t *total_bytes);
 
     /* memory */
     void *(*alloc)(size_t bytes); /* aborts with the size on failure */

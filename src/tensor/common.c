@@ -1,8 +1,10 @@
-/* common.c: fatal errors and checked allocation. */
+/* common.c: fatal errors, checked allocation, user-input errors, UTF-8 validation and atomic
+ * writes through temporary files that mkstemp names (so no leftover can ever collide). */
 #include "tensor/common.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdarg.h>
@@ -94,11 +96,20 @@ size_t tt_utf8_valid_prefix(const char *str, size_t n)
 
 int tt_atomic_open(tt_atomic_file *o, const char *path, char *err, size_t errlen)
 {
-    size_t n = strlen(path) + 32;
+    size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
     *o = (tt_atomic_file){.tmp = tt_xmalloc(n), .path = path};
-    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-    if (fd >= 0 && !(o->f = fdopen(fd, "w"))) close(fd);
+    snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+    /* mkstemp makes the file 0600; a checkpoint or report should get what open(..., 0666)
+     * gave it before, so 0666 less the umask (read by setting it and setting it back) */
+    mode_t mask = umask(0);
+    umask(mask);
+    int fd = mkstemp(o->tmp);
+    if (fd >= 0 && (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || fchmod(fd, 0666 & ~mask) != 0 ||
+                    !(o->f = fdopen(fd, "w")))) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
     if (!o->f) {
         int e = errno;
         if (fd >= 0) unlink(o->tmp);

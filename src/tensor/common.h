@@ -51,8 +51,9 @@ char *tt_xstrdup(const char *s);
  * forms, UTF-16 surrogates and code points past U+10FFFF are not), n when all of it is. */
 size_t tt_utf8_valid_prefix(const char *s, size_t n);
 
-/* Atomic writes (docs/design.md section 8): tt_atomic_open creates PATH.tmp.<pid> (O_EXCL, so it
- * never writes through something already there); tt_atomic_close checks every write, fflush,
+/* Atomic writes (docs/design.md section 8): tt_atomic_open creates PATH.tmp.XXXXXX by mkstemp
+ * (a fresh name, so neither a leftover of a killed process nor another writer can block or be
+ * written through; mode 0666 less the umask, close-on-exec); tt_atomic_close checks every write, fflush,
  * fsync, close, renames over PATH, and on any failure removes the temporary file and leaves an
  * existing PATH as it was. ok false: an earlier step failed (err already filled). 0 or -1 with
  * "PATH: what failed: strerror" in err. */

@@ -236,21 +236,33 @@ static int parse_meta(const errctx *c, const cJSON *j, tt_st_file *f)
     return 0;
 }
 
-/* Validates the framing and the header of buf (size bytes, taken over by f on success). */
-static int parse_buffer(tt_st_file *f, uint8_t *buf, size_t size, const errctx *c)
+/* The 8-byte header length n of a file of `size` bytes, checked against the size. */
+static int check_length(const errctx *c, uint64_t n, uint64_t size)
 {
     if (size < 8)
-        return fail(c, "file is %zu bytes, shorter than the 8-byte header length", size);
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--) n = n << 8 | buf[i];
+        return fail(c, "file is %" PRIu64 " bytes, shorter than the 8-byte header length", size);
     if (n == 0) return fail(c, "header length is 0; the header must be a JSON object");
     if (n > TT_ST_MAX_HEADER)
         return fail(c, "header length %" PRIu64 " exceeds the limit of %u bytes", n,
                     TT_ST_MAX_HEADER);
     if (n > size - 8)
-        return fail(c, "header length %" PRIu64 " exceeds the file size (%zu bytes after the "
-                    "8-byte length); the file is truncated or not safetensors", n, size - 8);
-    const uint8_t *hdr = buf + 8;
+        return fail(c, "header length %" PRIu64 " exceeds the file size (%" PRIu64 " bytes after "
+                    "the 8-byte length); the file is truncated or not safetensors", n, size - 8);
+    return 0;
+}
+
+static uint64_t le64(const uint8_t *b)
+{
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | b[i];
+    return n;
+}
+
+/* Validates the header hdr[0..n) against a data buffer of data_size bytes and fills f's entries
+ * (offsets only, data NULL) and metadata. Nothing of the data is needed. */
+static int parse_header(tt_st_file *f, const uint8_t *hdr, size_t n, int64_t data_size,
+                        const errctx *c)
+{
     const void *nul = memchr(hdr, 0, n);
     if (nul)
         return fail(c, "header has a NUL byte at offset %td; expected UTF-8 JSON",
@@ -283,7 +295,6 @@ static int parse_buffer(tt_st_file *f, uint8_t *buf, size_t size, const errctx *
         goto out;
     }
 
-    int64_t data_size = (int64_t)(size - 8 - n);
     int cap = cJSON_GetArraySize(root), ns = 0;
     slot *slots = tt_xcalloc((size_t)cap, sizeof *slots);
     bool seen_meta = false;
@@ -330,10 +341,9 @@ static int parse_buffer(tt_st_file *f, uint8_t *buf, size_t size, const errctx *
         f->n = ns;
         for (int i = 0; i < ns; i++) {
             f->entries[i] = slots[i].e;
-            f->entries[i].data = buf + 8 + n + slots[i].begin;
+            f->entries[i].offset = (size_t)slots[i].begin;
         }
-        f->buf = buf;
-        f->size = size;
+        f->data_size = (size_t)data_size;
     } else {
         for (int i = 0; i < ns; i++) free(slots[i].e.name);
     }
@@ -344,12 +354,19 @@ out:
     return rc;
 }
 
-static int parse_owned(tt_st_file *f, uint8_t *buf, size_t size, const errctx *c)
+/* f's entries point into buf, the whole file (size bytes, the data from byte `at`), which f
+ * takes over. */
+static void attach(tt_st_file *f, uint8_t *buf, size_t size, size_t at)
 {
-    memset(f, 0, sizeof *f);
-    if (parse_buffer(f, buf, size, c) == 0) return 0;
-    free(buf);
-    tt_st_close(f); /* the metadata read before the error */
+    for (int i = 0; i < f->n; i++) f->entries[i].data = buf + at + f->entries[i].offset;
+    f->buf = buf;
+    f->size = size;
+}
+
+/* Empties f (its fd closed) after a failure; returns -1. */
+static int drop(tt_st_file *f)
+{
+    tt_st_close(f);
     return -1;
 }
 
@@ -357,42 +374,98 @@ int tt_st_parse(tt_st_file *f, const void *bytes, size_t size, const char *what,
                 size_t errlen)
 {
     errctx c = {what, err, errlen};
+    memset(f, 0, sizeof *f);
+    const uint8_t *b = bytes;
+    uint64_t n = size >= 8 ? le64(b) : 0;
+    if (check_length(&c, n, size) || parse_header(f, b + 8, n, (int64_t)(size - 8 - n), &c))
+        return drop(f);
     uint8_t *buf = tt_xmalloc(size);
-    if (size) memcpy(buf, bytes, size);
-    return parse_owned(f, buf, size, &c);
+    memcpy(buf, bytes, size);
+    attach(f, buf, size, 8 + n);
+    return 0;
+}
+
+/* Reads exactly n bytes at offset `at` of fd; 0, or -1 with the reason in *why. */
+static int read_at(int fd, void *to, size_t n, uint64_t at, const char **why)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = pread(fd, (uint8_t *)to + got, n - got, (off_t)(at + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            *why = r < 0 ? strerror(errno) : "the file shrank while reading";
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int tt_st_open(tt_st_file *f, const char *path, char *err, size_t errlen)
+{
+    errctx c = {path, err, errlen};
+    memset(f, 0, sizeof *f);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files go on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return fail(&c, "cannot open: %s", strerror(errno));
+    f->fd = fd;
+    f->has_fd = true;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        fail(&c, "cannot read: %s", strerror(errno));
+        return drop(f);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fail(&c, "cannot read: not a regular file");
+        return drop(f);
+    }
+    uint64_t size = (uint64_t)st.st_size, n = 0;
+    uint8_t len[8];
+    const char *why = NULL;
+    if (size >= 8 && read_at(fd, len, 8, 0, &why) == 0) n = le64(len);
+    if (why) fail(&c, "cannot read: %s", why);
+    if (why || check_length(&c, n, size)) return drop(f);
+    uint8_t *hdr = tt_xmalloc(n);
+    int rc = read_at(fd, hdr, n, 8, &why);
+    if (rc) fail(&c, "cannot read: %s", why);
+    else rc = parse_header(f, hdr, n, (int64_t)(size - 8 - n), &c);
+    free(hdr);
+    if (rc) return drop(f);
+    f->data_at = 8 + n;
+    return 0;
+}
+
+int tt_st_read_data(tt_st_file *f, const char *path, uint64_t max_data, char *err, size_t errlen)
+{
+    errctx c = {path, err, errlen};
+    TT_ASSERT_MSG(f->has_fd && !f->buf, "tt_st_read_data without tt_st_open");
+    if (f->data_size > max_data) {
+        fail(&c, "its tensors hold %zu bytes; at most %" PRIu64 " are expected here (the "
+             "largest a checkpoint of this model can be)", f->data_size, max_data);
+        return drop(f);
+    }
+    size_t size = f->data_at + f->data_size;
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf) {
+        fail(&c, "cannot read: no memory for its %zu bytes", size);
+        return drop(f);
+    }
+    const char *why = NULL;
+    /* The header is read again with the data: one buffer, laid out as the file. */
+    if (read_at(f->fd, buf, size, 0, &why)) {
+        free(buf);
+        fail(&c, "cannot read: %s", why);
+        return drop(f);
+    }
+    close(f->fd);
+    f->has_fd = false;
+    attach(f, buf, size, f->data_at);
+    return 0;
 }
 
 int tt_st_load(tt_st_file *f, const char *path, char *err, size_t errlen)
 {
-    errctx c = {path, err, errlen};
-    memset(f, 0, sizeof *f);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return fail(&c, "cannot open: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return fail(&c, "cannot read: %s", strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return fail(&c, "cannot read: not a regular file");
-    }
-    size_t size = (size_t)st.st_size, got = 0;
-    uint8_t *buf = tt_xmalloc(size);
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            int e = errno;
-            close(fd);
-            free(buf);
-            return fail(&c, "cannot read: %s", r < 0 ? strerror(e) : "file shrank while reading");
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    return parse_owned(f, buf, size, &c);
+    if (tt_st_open(f, path, err, errlen)) return -1;
+    return tt_st_read_data(f, path, UINT64_MAX, err, errlen);
 }
 
 const tt_st_entry *tt_st_find(const tt_st_file *f, const char *name)
@@ -480,5 +553,6 @@ void tt_st_close(tt_st_file *f)
     free(f->meta_keys);
     free(f->meta_vals);
     free(f->buf);
+    if (f->has_fd) close(f->fd);
     memset(f, 0, sizeof *f);
 }

@@ -3,7 +3,7 @@
  * an optional "__metadata__" of strings), then the tensors' bytes, which must cover the data
  * buffer exactly. Checkpoints are user input: the reader validates everything and returns -1 with
  * "PATH: what was found; what is allowed" instead of aborting. A loaded tt_st_file owns one copy
- * of the whole file; entry names, metadata strings and entry data point into memory it owns and
+ * of the whole file (read only after its header was validated, see tt_st_open); entry names, metadata strings and entry data point into memory it owns and
  * stay valid until tt_st_close. Entry data may be unaligned (the format does not align tensors):
  * read it through tt_st_read_real / tt_st_read_i32, or memcpy. */
 #ifndef TT_SAFETENSORS_H
@@ -44,6 +44,7 @@ typedef struct tt_st_entry {
     int64_t numel;    /* 1 for a scalar (ndim 0), 0 when a dim is 0 */
     const void *data; /* into the file's buffer, valid until tt_st_close; may be unaligned */
     size_t nbytes;
+    size_t offset;    /* of the data in the file's data buffer (after the header) */
 } tt_st_entry;
 
 typedef struct tt_st_file {
@@ -51,14 +52,28 @@ typedef struct tt_st_file {
     int n;
     char **meta_keys, **meta_vals; /* in header order */
     int n_meta;
-    uint8_t *buf; /* the whole file, owned */
+    uint8_t *buf; /* the whole file, owned; NULL between tt_st_open and tt_st_read_data */
     size_t size;
+    size_t data_at, data_size; /* where the data buffer starts in the file, and its size */
+    int fd;                    /* the open file, between tt_st_open and tt_st_read_data */
+    bool has_fd;
 } tt_st_file;
 
 /* Reads and validates PATH into f (f's previous content is overwritten, not freed). 0 on
  * success; -1 with err filled and f left empty (safe to tt_st_close). Never crashes or aborts
- * on any file content. err may be NULL. */
+ * on any file content. err may be NULL. tt_st_open + tt_st_read_data with no bound. */
 int tt_st_load(tt_st_file *f, const char *path, char *err, size_t errlen);
+/* The header first, so that no byte of data is read before the file is known to be sound and
+ * of a sensible size: tt_st_open opens PATH (a regular file only: a FIFO or a device fails at
+ * once, without waiting or reading), reads the length and the header alone, validates them
+ * fully, and checks that the data they declare is exactly the rest of the file (fstat). Then
+ * entries and metadata are there (entry data NULL, offsets set) and f holds the file open.
+ * tt_st_read_data then refuses a data buffer over max_data bytes, else reads the file into one
+ * buffer and points the entries into it. Both return 0, or -1 with err ("PATH: ...") and f
+ * emptied; tt_st_close also closes a file left open between the two. */
+int tt_st_open(tt_st_file *f, const char *path, char *err, size_t errlen);
+int tt_st_read_data(tt_st_file *f, const char *path, uint64_t max_data, char *err,
+                    size_t errlen);
 /* The same validation on bytes in memory (copied); `what` names the source in messages. */
 int tt_st_parse(tt_st_file *f, const void *bytes, size_t size, const char *what, char *err,
                 size_t errlen);
@@ -99,7 +114,7 @@ void tt_st_writer_add(tt_st_writer *w, const char *name, tt_st_dtype dt, int ndi
                       const int64_t *shape, const void *data);
 /* key and value copied; a later call with the same key replaces the value */
 void tt_st_writer_meta(tt_st_writer *w, const char *key, const char *value);
-/* Atomic: writes PATH.tmp.<pid>, fflush, fsync, renames it over PATH. On any failure removes the
+/* Atomic: writes PATH.tmp.XXXXXX (tt_atomic_open), fflush, fsync, renames it over PATH. On any failure removes the
  * temporary file (only one it created), leaves an existing PATH untouched and returns -1 with
  * err ("PATH: what failed: strerror"). The writer is unchanged and may be saved again. */
 int tt_st_writer_save(tt_st_writer *w, const char *path, char *err, size_t errlen);

@@ -1,6 +1,6 @@
 /* safetensors_write.c: the safetensors writer (see safetensors.h). Tensors go out in insertion
  * order, back to back; the header is padded with spaces so the data starts 8-byte aligned; the
- * file is written to PATH.tmp.<pid> and renamed over PATH, so a reader never sees half a file
+ * file is written to PATH.tmp.XXXXXX (tt_atomic_open) and renamed over PATH, so a reader never sees half a file
  * and a failed save leaves an existing PATH as it was. */
 #include "tensor/safetensors.h"
 

@@ -2,16 +2,19 @@
  * run, a first-step dump and a study:
  *   ./train CONFIG [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite]
  *                  [--dump-first-step FILE]
- * Everything is loaded and checked (config, data, checkpoint, the run folder) before anything
- * is written. Exit status 0 when done, 2 for any error in the user's input: the one place where
- * a status of src/train becomes an exit status and a message on stderr. */
+ * Everything is loaded and checked (config, data, the memory the run needs, checkpoint) before
+ * anything is written; then the run folder is locked (one ./train a folder) and claimed. Exit
+ * status 0 when done, 2 for any error in the user's input: the one place where a status of
+ * src/train becomes an exit status and a message on stderr. */
 #include "train/cli.h"
 
+#include "train/run/budget.h"
 #include "train/run/run.h"
 #include "train/study/study.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ERR_LEN 2048
 #define MAX_SETS 64
@@ -76,9 +79,11 @@ int tt_train_main(int argc, char **argv)
         return fail("--overwrite and --resume: choose one (--resume continues the run in its "
                     "folder; --overwrite removes that run and starts a new one)");
     tt_run r = {0};
-    int rc = 2;
+    int rc = 2, lock = -1; /* the run folder's lock, held to the end */
     if (tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
-        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) || tt_run_init(&r, err, sizeof err) ||
+        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) ||
+        tt_run_check_memory(&r.cfg, &r.data, err, sizeof err) ||
+        tt_run_init(&r, err, sizeof err) ||
         (resume && tt_checkpoint_load(&r, resume, err, sizeof err))) {
         fail(err);
         goto out;
@@ -89,7 +94,8 @@ int tt_train_main(int argc, char **argv)
         goto out;
     }
     const bool study = r.cfg.study.kind == TT_STUDY_SCALING;
-    if (tt_run_folder_claim(&r, resume, overwrite, err, sizeof err) ||
+    if (tt_run_folder_lock(r.cfg.output.dir, &lock, err, sizeof err) ||
+        tt_run_folder_claim(&r, resume, overwrite, err, sizeof err) ||
         (study ? tt_run_write_config(&r, err, sizeof err)
                : tt_run_prepare_dir(&r, resume != NULL, err, sizeof err))) {
         fail(err);
@@ -107,5 +113,6 @@ int tt_train_main(int argc, char **argv)
     rc = tt_run_train(&r, err, sizeof err) ? fail(err) : 0;
 out:
     tt_run_free(&r);
+    if (lock >= 0) close(lock);
     return rc;
 }

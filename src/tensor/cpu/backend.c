@@ -55,9 +55,17 @@ static int cpu_available(char *err, size_t errlen)
     return 0;
 }
 
+/* the CPU's memory is the host's */
+static int cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = *total_bytes = 0;
+    return -1;
+}
+
 const tt_backend tt_cpu_backend = {
     .name = "cpu",
     .available = cpu_available,
+    .mem_info = cpu_mem_info,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .zero = cpu_zero,

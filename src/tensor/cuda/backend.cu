@@ -53,6 +53,13 @@ static int cuda_available(char *err, size_t errlen)
     return 0;
 }
 
+/* What cudaMalloc can still get on the current device (other processes' use counted). */
+static int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = *total_bytes = 0;
+    return cudaMemGetInfo(free_bytes, total_bytes) == cudaSuccess ? 0 : -1;
+}
+
 static void *cuda_alloc(size_t bytes)
 {
     ensure_init();
@@ -153,6 +160,7 @@ void tt_cuda_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *d
 extern "C" const tt_backend tt_cuda_backend = {
     .name = "cuda",
     .available = cuda_available,
+    .mem_info = cuda_mem_info,
     .alloc = cuda_alloc,
     .free = cuda_free,
     .zero = cuda_zero,

@@ -69,6 +69,13 @@ static int guard_available(char *err, size_t errlen)
     return 0;
 }
 
+/* host pages behind mprotect: no memory of its own */
+static int guard_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = *total_bytes = 0;
+    return -1;
+}
+
 static void set_extent(void)
 {
     size_t end = n_blocks ? blocks[n_blocks - 1].off + blocks[n_blocks - 1].len : 0;
@@ -352,6 +359,7 @@ static void g_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *
 const tt_backend tt_guard_backend = {
     .name = "guard",
     .available = guard_available,
+    .mem_info = guard_mem_info,
     .alloc = guard_alloc,
     .free = guard_free,
     .set_threads = guard_set_threads,

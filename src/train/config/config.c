@@ -7,9 +7,11 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 
 #include "train/config/config_keys.h"
+#include "train/data/data.h" /* tt_next_word: a probe must hold a word */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -179,9 +181,38 @@ static int read_strings(ctx *x, int k, const cJSON *v, const char *src, const ch
                         "found a string that is not valid UTF-8 (byte %zu); "
                         "allowed: a non-empty UTF-8 string",
                         ok);
+        const char *p = e->valuestring, *word;
+        size_t wlen;
+        if (kd->count_off == offsetof(tt_config, data.n_probes) &&
+            !tt_next_word(&p, p + len, &word, &wlen))
+            return fail(x, src, ipath,
+                        "found %s, which holds no word; allowed: a sentence of at least one "
+                        "word (words are separated by spaces and tabs)",
+                        describe(e, false, found, sizeof found));
         a[i] = tt_xstrdup(e->valuestring);
     }
     return 0;
+}
+
+/* Why number d of key k (in its range as a double) is not valid as a float: the model computes
+ * in float32 (float64 in the other build; checking the float in both keeps a config valid in
+ * both). NULL when it is: its float lies in the range too, and a key that must be > 0 (a
+ * temperature, eps, a rate: divided by, or by what it scales) is a normal float (a denormal
+ * temperature of 1e-40 gives NaN attention). */
+static const char *float_problem(const tt_config_key *k, double d, char *buf, size_t len)
+{
+    const double f = (double)(float)d;
+    char num[32];
+    if (!isfinite(f)) return "which is too large for float32";
+    if ((k->hi_open ? f >= k->hi : f > k->hi) || (k->lo_open ? f <= k->lo : f < k->lo)) {
+        snprintf(buf, len, "which rounds to %s in float32",
+                 tt_config_number_text(f, num, sizeof num));
+        return buf;
+    }
+    if (k->lo_open && k->lo == 0 && f < (double)FLT_MIN)
+        return "which is a denormal number in float32 (below 1.17549e-38: dividing by it "
+               "overflows)";
+    return NULL;
 }
 
 /* Reads key k from the tree into the config, or its default when absent. */
@@ -224,6 +255,11 @@ static int read_key(ctx *x, const cJSON *root, int k)
     if (!type_ok || !in || (kd->type == T_ENUM && (i == 5 || !kd->names[i])))
         return fail(x, src, jpath, "found %s; allowed: %s",
                     describe(v, !type_ok, found, sizeof found), ok);
+    char why[96];
+    const char *f32 = kd->type == T_NUM ? float_problem(kd, d, why, sizeof why) : NULL;
+    if (f32)
+        return fail(x, src, jpath, "found %s, %s; allowed: %s (as a float32)",
+                    describe(v, false, found, sizeof found), f32, ok);
     if (kd->type == T_STRS) return read_strings(x, k, v, src, jpath);
     if (!string || kd->type == T_ENUM) {
         tt_config_store(x->c, kd, number ? d : kd->type == T_BOOL ? cJSON_IsTrue(v) : i);
@@ -404,26 +440,21 @@ static int check_rules(ctx *x)
     return x->val[share] ? 0 : resolve_file(x, valid);
 }
 
-/* The whole file, NUL-terminated (malloc'ed), or NULL with the message. */
+/* The whole file, NUL-terminated (malloc'ed), or NULL with the message: at most
+ * TT_CONFIG_MAX_BYTES, no NUL byte (so /dev/zero ends at once). */
 static char *read_text(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    size_t n = 0, cap = 4096, got;
-    char *text = tt_xmalloc(cap);
-    while (f && (got = fread(text + n, 1, cap - 1 - n, f)) > 0)
-        if ((n += got) == cap - 1) text = tt_xrealloc(text, cap *= 2);
-    int e = !f || ferror(f) ? (errno ? errno : EIO) : 0;
-    if (f) fclose(f);
-    text[n] = 0;
-    if (e)
-        tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(e));
-    else if (strlen(text) != n)
-        tt_errorf(err, errlen, "%s: found a NUL byte at offset %zu; allowed: JSON text", path,
-                  strlen(text));
-    else
-        return text;
-    free(text);
-    return NULL;
+    if (!f) {
+        tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t n;
+    tt_read_bounded(f, path, TT_CONFIG_MAX_BYTES, "a config is UTF-8 JSON text of at most "
+                    "16 MiB", &text, &n, err, errlen);
+    fclose(f);
+    return text;
 }
 
 static int parse(const ctx *x, const char *text, cJSON **root)

@@ -11,6 +11,8 @@
 
 #define TT_CONFIG_PATH 1024
 #define TT_CONFIG_ERR 1024
+/* The most bytes a config file may hold (read_text stops after one more). */
+#define TT_CONFIG_MAX_BYTES ((size_t)16 << 20)
 
 typedef enum tt_task { TT_TASK_TAG, TT_TASK_CLASSIFY, TT_TASK_MLM, TT_TASK_LM } tt_task;
 typedef enum tt_optimizer { TT_OPT_ADAMW, TT_OPT_SGD } tt_optimizer;

@@ -25,26 +25,50 @@ typedef struct line {
     int n_words, n_tags, cap;
 } line;
 
-static int read_all(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, char **buf,
+                    size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tt_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, got;
+    size_t cap = max + 2 < 1 << 16 ? max + 2 : 1 << 16, n = 0, got;
     char *b = tt_xmalloc(cap);
-    while ((got = fread(b + n, 1, cap - n - 1, f)) > 0) {
+    int rc = 0;
+    errno = 0;
+    while (!rc) {
+        size_t want = cap - 1 - n < max + 1 - n ? cap - 1 - n : max + 1 - n;
+        if ((got = fread(b + n, 1, want, f)) == 0) break;
+        const char *nul = memchr(b + n, '\0', got);
         n += got;
-        if (cap - n - 1 == 0) b = tt_xrealloc(b, cap *= 2);
+        if (nul) {
+            int lineno = 1;
+            for (const char *p = b; p < nul; p++) lineno += *p == '\n';
+            rc = tt_errorf(err, errlen, "%s:%d: a NUL byte at offset %zu; %s", path, lineno,
+                           (size_t)(nul - b), what);
+        } else if (n > max) {
+            rc = tt_errorf(err, errlen, "%s: more than %zu bytes; %s", path, max, what);
+        } else if (n == cap - 1) {
+            cap = cap > (max + 2) / 2 ? max + 2 : 2 * cap;
+            b = tt_xrealloc(b, cap);
+        }
     }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
+    if (!rc && ferror(f))
+        rc = tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+    if (rc) {
         free(b);
-        return tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
     }
     b[n] = '\0';
     *buf = b;
     *len = n;
     return 0;
+}
+
+static int read_all(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return tt_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    int rc = tt_read_bounded(f, path, TT_DATA_MAX_BYTES, "a data file is UTF-8 text of at most "
+                             "1 GiB", buf, len, err, errlen);
+    fclose(f);
+    return rc;
 }
 
 /* Splits s[0..n) at spaces into spans appended to words or tags. */
@@ -196,10 +220,6 @@ static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const cha
         at += n + 1;
         if (r < 0) rc = -1;
         if (r) continue;
-        if (memchr(buf + at - n - 1, '\0', n)) {
-            rc = tt_errorf(err, errlen, "%s: a NUL byte; the data must be text", where);
-            break;
-        }
         bool truncated = l.n_words > c->seq_len;
         if (truncated) {
             if (!cfg->data.truncate) {

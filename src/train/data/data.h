@@ -18,6 +18,8 @@
 #include "tensor/rng.h"
 #include "train/config/config.h"
 
+#include <stdio.h>
+
 enum { TT_TOK_PAD = 0, TT_TOK_UNK = 1, TT_TOK_MASK = 2, TT_TOK_SPECIALS = 3 };
 /* The random streams of data.c (the table of every stream: run.h). */
 enum { TT_STREAM_SHUFFLE = 2, TT_STREAM_SPLIT = 5 };
@@ -71,6 +73,17 @@ typedef struct tt_corpus {
     bool *ambiguous;  /* per word id: a word listed in data.ambiguous */
     int n_ambiguous;  /* how many of the listed words occur in the vocabulary */
 } tt_corpus;
+
+/* The most bytes a data file may hold: what a toy corpus never reaches, and a bound on the
+ * memory a load takes. */
+#define TT_DATA_MAX_BYTES ((size_t)1 << 30)
+
+/* The whole of f (named path in messages), NUL-terminated and malloc'ed into *buf (*len
+ * bytes), reading at most max + 1 bytes, so that a device (/dev/zero, /dev/urandom) or a huge
+ * file ends at once: 0, or -1 with err: "PATH: more than MAX bytes; WHAT", "PATH:LINE: a NUL
+ * byte at offset N; WHAT" (what says what the file must be), "PATH: cannot read: ...". */
+int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, char **buf,
+                    size_t *len, char *err, size_t errlen);
 
 int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen);
 void tt_corpus_free(tt_corpus *c);

@@ -3,7 +3,8 @@
  * optim.<kind>.<name>, the optimizer step and the random cursors as I64 optim.* scalars, and
  * in __metadata__ the resolved config, the step, the epoch, the vocabulary and the labels (JSON
  * arrays). Loading checks all of it before anything changes, so a bad file leaves the run as
- * it was. */
+ * it was: the header, its values and the config it was trained under first (ckpt_check.c),
+ * then, the data's size bounded by the model's, the data and its values. */
 #include "train/run/run.h"
 
 #include <cjson/cJSON.h>
@@ -66,17 +67,6 @@ int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen)
     return rc;
 }
 
-static int read_i64(const tt_st_file *f, const char *name, int64_t *out, const char *path,
-                    char *err, size_t errlen)
-{
-    const tt_st_entry *e = tt_st_find(f, name);
-    if (!e || e->dtype != TT_ST_I64 || e->numel != 1)
-        return tt_errorf(err, errlen, "%s: %s is missing or not one I64; not a checkpoint of "
-                         "./train", path, name);
-    memcpy(out, e->data, sizeof *out);
-    return 0;
-}
-
 static bool same_vocab(const char *json, const tt_vocab *v)
 {
     cJSON *a = json ? cJSON_Parse(json) : NULL;
@@ -92,32 +82,34 @@ static bool same_vocab(const char *json, const tt_vocab *v)
 int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
 {
     tt_st_file f;
-    if (tt_st_load(&f, path, err, errlen)) return -1;
-    int rc = 0;
-    const char *step = tt_st_meta(&f, "step"), *epoch = tt_st_meta(&f, "epoch");
-    int64_t t = 0, rng_dropout = 0, rng_mask = 0;
+    tt_ckpt_info info;
     tt_params *ps = &r->model.params;
+    /* the header and its values first: a file of the wrong run or size is refused unread */
+    if (tt_st_open(&f, path, err, errlen)) return -1;
+    int rc = tt_checkpoint_check_meta(&f, path, &info, err, errlen);
+    if (!rc) rc = tt_checkpoint_check_config(&r->cfg, tt_st_meta(&f, "config"), path, err, errlen);
+    if (!rc) rc = tt_checkpoint_check_step(&info, path, r->steps_per_epoch, err, errlen);
     int n_params = 0;
     for (int i = 0; i < f.n; i++) n_params += strncmp(f.entries[i].name, "optim.", 6) != 0;
-    if (!step || !epoch)
-        rc = tt_errorf(err, errlen, "%s: no step or epoch in the metadata; not a checkpoint of "
-                       "./train", path);
-    else if (!same_vocab(tt_st_meta(&f, "vocabulary"), &r->data.words) ||
-             !same_vocab(tt_st_meta(&f, "labels"), &r->data.labels))
+    bool same = same_vocab(tt_st_meta(&f, "vocabulary"), &r->data.words) &&
+                same_vocab(tt_st_meta(&f, "labels"), &r->data.labels);
+    if (!rc && !same)
         rc = tt_errorf(err, errlen, "%s: its vocabulary or labels differ from those of the data "
                        "(%s); resume with the data it was trained on", path, r->cfg.data.train);
-    else if (n_params != ps->n)
+    else if (!rc && n_params != ps->n)
         rc = tt_errorf(err, errlen, "%s: %d parameter tensors; this model has %d (compare the "
                        "model section of the config with the checkpoint's)", path, n_params,
                        ps->n);
-    if (!rc) rc = read_i64(&f, "optim.step", &t, path, err, errlen);
-    if (!rc) rc = read_i64(&f, "optim.rng.dropout", &rng_dropout, path, err, errlen);
-    if (!rc) rc = read_i64(&f, "optim.rng.mask", &rng_mask, path, err, errlen);
+    if (rc || tt_st_read_data(&f, path, tt_checkpoint_max_data(ps), err, errlen) ||
+        tt_checkpoint_check_data(&f, path, &info, err, errlen)) {
+        tt_st_close(&f);
+        return -1;
+    }
     /* into host copies first: a failure half-way must not leave a half-loaded model */
     real *vals = tt_params_host_alloc(ps, NULL, false);
     real *mom[2] = {tt_params_host_alloc(ps, NULL, false), tt_params_host_alloc(ps, NULL, false)};
     char msg[512];
-    if (!rc && tt_params_read(ps, vals, &f, "", false, msg, sizeof msg))
+    if (tt_params_read(ps, vals, &f, "", false, msg, sizeof msg))
         rc = tt_errorf(err, errlen, "%s: %s", path, msg);
     for (int k = 0; k < 2 && !rc; k++)
         if (moment_name(&r->opt, k) &&
@@ -128,11 +120,11 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
         tt_params_from_host(ps, NULL, vals);
         tt_params_from_host(ps, r->opt.m, mom[0]);
         tt_params_from_host(ps, r->opt.v, mom[1]);
-        r->opt.t = t;
-        r->dropout.counter = (uint64_t)rng_dropout;
-        r->mask.counter = (uint64_t)rng_mask;
-        r->step = strtoll(step, NULL, 10);
-        r->epoch = atoi(epoch);
+        r->opt.t = info.optim_step;
+        r->dropout.counter = (uint64_t)info.rng_dropout;
+        r->mask.counter = (uint64_t)info.rng_mask;
+        r->step = info.step;
+        r->epoch = info.epoch;
         tt_run_resume_schedule(r, tt_st_meta(&f, "config"));
     }
     free(vals);

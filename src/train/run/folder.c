@@ -4,22 +4,28 @@
  * attention/epoch_NNN.json|svg and attention/index.html; a study's report.md,
  * worked_examples.md, CSV and SVG files, and its trainings' folders train_<variant>/, a run
  * folder each. Any other file there
- * is the user's: it is never removed, and it does not make a folder a run's. */
+ * is the user's: it is never removed, and it does not make a folder a run's. A temporary file
+ * of an atomic write (NAME.tmp.XXXXXX) that a killed process left is removed when the next run
+ * claims the folder: under the folder's lock (tt_run_folder_lock), no live writer owns one. */
+#define _DEFAULT_SOURCE /* flock */
 #include "train/report/render.h"
 #include "train/run/run.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define PATH_LEN (2 * TT_CONFIG_PATH + 256)
 
 /* Where a run writes, relative to its folder, and the names it gives its files there
- * (fnmatch patterns); the temporary file of an atomic write, NAME.tmp.PID, counts as NAME. */
+ * (fnmatch patterns); the temporary file of an atomic write, NAME.tmp.XXXXXX (mkstemp's
+ * letters and digits; older versions wrote NAME.tmp.PID), counts as NAME. */
 static const struct {
     const char *sub;
     const char *names[7];
@@ -58,12 +64,22 @@ typedef struct found {
     names files, dirs;
 } found;
 
+/* Where the suffix ".tmp.X..." (letters and digits) of a temporary file begins in name, or
+ * NULL. */
+static const char *tmp_suffix(const char *name)
+{
+    static const char ALNUM[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const char *last = NULL;
+    for (const char *t = strstr(name, ".tmp."); t; t = strstr(t + 1, ".tmp.")) last = t;
+    return last && last[5] && strspn(last + 5, ALNUM) == strlen(last + 5) ? last : NULL;
+}
+
 static bool run_name(int place, const char *name)
 {
     char base[512];
     snprintf(base, sizeof base, "%s", name);
-    char *tmp = strstr(base, ".tmp.");
-    if (tmp && tmp[5] && strspn(tmp + 5, "0123456789") == strlen(tmp + 5)) *tmp = '\0';
+    const char *tmp = tmp_suffix(base);
+    if (tmp) base[tmp - base] = '\0';
     const int most = (int)(sizeof RUN_FILES[0].names / sizeof RUN_FILES[0].names[0]);
     for (int k = 0; k < most && RUN_FILES[place].names[k]; k++)
         if (fnmatch(RUN_FILES[place].names[k], base, 0) == 0) return true;
@@ -268,19 +284,72 @@ static int rewind_run(const tt_run *r, const char *resume, const found *f, char 
     return 0;
 }
 
+/* Removes the temporary files among f's (a killed writer's: the caller holds the lock) and
+ * drops them from the list. */
+static int remove_stale(const char *dir, found *f, char *err, size_t errlen)
+{
+    char path[PATH_LEN + 512];
+    int kept = 0, gone = 0;
+    for (int i = 0; i < f->files.n; i++) {
+        char *name = f->files.v[i];
+        if (!tmp_suffix(name)) {
+            f->files.v[kept++] = name;
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        free(name);
+        if (unlink(path) != 0 && errno != ENOENT)
+            return tt_errorf(err, errlen, "%s: cannot remove: %s", path, strerror(errno));
+        gone++;
+    }
+    f->files.n = kept;
+    if (gone) printf("removed %d temporary file%s that a stopped run left in %s\n", gone,
+                     gone > 1 ? "s" : "", dir);
+    return 0;
+}
+
+/* The files of f that are no temporary files. */
+static int results(const found *f)
+{
+    int n = 0;
+    for (int i = 0; i < f->files.n; i++) n += !tmp_suffix(f->files.v[i]);
+    return n;
+}
+
 int tt_run_folder_claim(tt_run *r, const char *resume, bool overwrite, char *err, size_t errlen)
 {
     const char *dir = r->cfg.output.dir;
     found f = {0};
     scan(dir, "", &f);
     if (f.files.n) qsort(f.files.v, (size_t)f.files.n, sizeof *f.files.v, by_name);
-    int rc = !f.files.n ? 0
-             : resume   ? rewind_run(r, resume, &f, err, errlen)
-             : overwrite ? remove_run(dir, &f, err, errlen)
-                         : refuse(r, &f, err, errlen);
+    /* a refusal changes nothing; else what killed writers left goes first */
+    int rc = !results(&f) || resume || overwrite ? remove_stale(dir, &f, err, errlen)
+                                                 : refuse(r, &f, err, errlen);
+    if (!rc && f.files.n)
+        rc = resume ? rewind_run(r, resume, &f, err, errlen) : remove_run(dir, &f, err, errlen);
     names_free(&f.files);
     names_free(&f.dirs);
     return rc;
+}
+
+int tt_run_folder_lock(const char *dir, int *fd, char *err, size_t errlen)
+{
+    *fd = -1;
+    if (tt_make_dirs(dir, err, errlen)) return -1;
+    int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) return tt_errorf(err, errlen, "%s: cannot open the folder: %s", dir,
+                                strerror(errno));
+    if (flock(d, LOCK_EX | LOCK_NB) == 0) {
+        *fd = d;
+        return 0;
+    }
+    int e = errno;
+    close(d);
+    if (e == EWOULDBLOCK)
+        return tt_errorf(err, errlen, "%s: another ./train is using this folder (it holds the "
+                         "folder's lock); nothing was changed\nHINT: wait for it to end, or "
+                         "--set output.dir=ANOTHER_FOLDER", dir);
+    return tt_errorf(err, errlen, "%s: cannot lock the folder: %s", dir, strerror(e));
 }
 
 int tt_make_dirs(const char *path, char *err, size_t errlen)

@@ -111,8 +111,15 @@ const char *tt_progress_format(char *out, size_t len, const tt_progress *p, int 
  * what it holds and the ways out: --resume its latest checkpoint, --overwrite, another
  * output.dir) unless `overwrite`, which removes those files (never others) and the folders
  * left empty, or `resume` (the checkpoint path, already loaded into r), which keeps the
- * folder's history up to the checkpoint's step and epoch and drops what came after. */
+ * folder's history up to the checkpoint's step and epoch and drops what came after. Unless it
+ * refuses, the temporary files of killed writers (NAME.tmp.XXXXXX) are removed first. */
 int tt_run_folder_claim(tt_run *r, const char *resume, bool overwrite, char *err, size_t errlen);
+/* One ./train a folder: dir made if need be, then an exclusive flock on it, held by *fd
+ * (close-on-exec) until it is closed or the process ends (the kernel releases it even after a
+ * SIGKILL). No lock file: nothing in the folder changes. Taken after every input check and
+ * before tt_run_folder_claim, which may then remove a killed run's temporary files. -1 with
+ * err when another process holds it. */
+int tt_run_folder_lock(const char *dir, int *fd, char *err, size_t errlen);
 /* mkdir -p */
 int tt_make_dirs(const char *path, char *err, size_t errlen);
 /* output.dir made, the resolved config written there (config.json). */
@@ -123,6 +130,38 @@ int tt_run_prepare_dir(tt_run *r, bool append, char *err, size_t errlen);
  * atomically. */
 int tt_checkpoint_save(tt_run *r, const char *path, char *err, size_t errlen);
 int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen);
+
+/* ckpt_check.c: every value read from a checkpoint range-checked, for --resume and ./infer
+ * alike; each message names the file and the entry. */
+typedef struct tt_ckpt_info {
+    int64_t step;
+    int epoch;
+    bool mid_epoch; /* epoch_loss_sum and epoch_tokens are there: a checkpoint inside an epoch */
+    double epoch_loss_sum;
+    int64_t epoch_tokens;
+    int64_t optim_step, rng_dropout, rng_mask; /* tt_checkpoint_check_data's */
+} tt_ckpt_info;
+/* From the header alone (tt_st_open), before any data is read: format, config present, epoch
+ * (0..999999) and step >= epoch (plain decimal integers), the mid-epoch pair (both or none;
+ * epoch_loss_sum finite >= 0, epoch_tokens an integer). */
+int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info *out,
+                             char *err, size_t errlen);
+/* --resume, the run's steps_per_epoch known: step must be epoch * steps_per_epoch, or lie
+ * strictly inside the next epoch for a mid-epoch checkpoint. */
+int tt_checkpoint_check_step(const tt_ckpt_info *info, const char *path, int steps_per_epoch,
+                             char *err, size_t errlen);
+/* With the data read: optim.step == step, the random cursors multiples of 4 in [0, 2^62],
+ * every real tensor finite, every optim.exp_avg_sq.* >= 0. */
+int tt_checkpoint_check_data(const tt_st_file *f, const char *path, tt_ckpt_info *info,
+                             char *err, size_t errlen);
+/* The most data bytes a checkpoint of the table ps can hold (values and two moments as F64):
+ * tt_st_read_data's bound, so that a huge file is refused before it is read. */
+uint64_t tt_checkpoint_max_data(const tt_params *ps);
+/* --resume: the config cfg against the checkpoint's (its __metadata__.config). The keys that
+ * must match (README, "Resume rules") differing: -1, err listing each with both values. Other
+ * differences but those that may change freely: a note on stdout. */
+int tt_checkpoint_check_config(const tt_config *cfg, const char *ckpt_json, const char *path,
+                               char *err, size_t errlen);
 /* dump.c, --dump-first-step: one forward and backward pass on the first training batch,
  * dropout off. */
 int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen);

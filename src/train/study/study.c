@@ -1,41 +1,14 @@
 /* study.c: the scaling study (study.kind "scaling"): measurements 1-3 and 5a (measure.c), then
  * for each of study.seeds seeds two trainings of a wide-head model on the config's data with
  * attn_scale "sqrt_dk" and "none" (4, training.c), and the first scaled model's maps at three
- * temperatures (5b); the report and plots are written by report/study_report.c. What the
- * study's folder holds is only what it wrote: folders and files left empty are removed. */
+ * temperatures (5b); the report and plots are written by report/study_report.c. The study's
+ * folder holds only what it wrote: cli.c writes its config.json and no metrics.jsonl, and
+ * checkpoints/ and attention/ are made with their first file (loop.c). */
 #include "train/study/study.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-void tt_study_remove_empty_dirs(const char *run_dir)
-{
-    char path[2 * TT_CONFIG_PATH];
-    const char *dirs[2] = {"checkpoints", "attention"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", run_dir, dirs[i]);
-        rmdir(path); /* fails, harmlessly, when missing or not empty */
-    }
-}
-
-/* The study folder is prepared as a run's (cli.c): config.json, an empty metrics.jsonl and, in
- * builds that make them up front, empty checkpoints/ and attention/. A study writes no metrics
- * or maps of its own there, so whichever of these is still empty at the end goes. */
-static void remove_if_empty(tt_run *r)
-{
-    char path[TT_CONFIG_PATH + 64];
-    struct stat st;
-    tt_study_remove_empty_dirs(r->cfg.output.dir);
-    snprintf(path, sizeof path, "%s/metrics.jsonl", r->cfg.output.dir);
-    if (r->metrics && !stat(path, &st) && st.st_size == 0) {
-        fclose(r->metrics);
-        r->metrics = NULL;
-        unlink(path);
-    }
-}
 
 /* Parts 1-3 and 5a measured, their CSV files written, then the trainings (4, 5b) and their
  * gradient norms' CSV, then the report and plots. */
@@ -75,7 +48,6 @@ int tt_study_main(tt_run *r, char *err, size_t errlen)
     snprintf(path, sizeof path, "%s/attn_grad_norms.csv", dir);
     if (!rc) rc = tt_study_write_csv_grad_norms(path, s->t, 2 * s->n_seeds, err, errlen);
     if (!rc) rc = tt_study_write_report(c, s, err, errlen);
-    if (!rc) remove_if_empty(r);
     for (int k = 0; k < 2 * s->n_seeds; k++) tt_study_trace_free(&s->t[k]);
     free(s->t);
     free(s);

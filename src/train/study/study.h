@@ -76,7 +76,7 @@ void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out /* n_dk */);
 void tt_study_temperature(const double *scores, int n, const double *taus, int n_tau,
                           double *out /* n_tau * n */);
 
-/* CSV: a header line, then one row per d_k (%.6g). Written to PATH.tmp.<pid> and renamed over
+/* CSV: a header line, then one row per d_k (%.6g). Written to PATH.tmp.XXXXXX and renamed over
  * PATH, so a reader never sees half a file. 0, or -1 with a message naming the path in err.
  *   var:  dk,var_unscaled,var_scaled,mean_unscaled
  *   sat:  dk,max_w_unscaled,max_w_scaled,entropy_unscaled,entropy_scaled
@@ -149,9 +149,6 @@ void tt_study_trace_free(tt_study_trace *t);
 int tt_study_write_csv_grad_norms(const char *path, const tt_study_trace *t, int n, char *err,
                                   size_t errlen);
 
-/* Removes RUN_DIR/checkpoints and RUN_DIR/attention when they are empty (a run's folder is
- * prepared with them; a study's run may leave them unused). */
-void tt_study_remove_empty_dirs(const char *run_dir);
 /* study.c: configs/scaling.json's study instead of training, into r->cfg.output.dir; the
  * run r gives the config and data, and is not trained itself. 0, or -1 with err. */
 int tt_study_main(tt_run *r, char *err, size_t errlen);

@@ -210,7 +210,6 @@ int tt_study_train(tt_run *parent, int seed_index, bool scaled, tt_study_trace *
     s.cfg.data.probes = NULL, s.cfg.data.n_probes = 0; /* the parent's */
     s.cfg.data.ambiguous = NULL, s.cfg.data.n_ambiguous = 0;
     tt_run_free(&s);
-    if (!rc) tt_study_remove_empty_dirs(out); /* attention/ of a seed without maps */
     return rc;
 }
 

@@ -18,9 +18,13 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define ERR_LEN 2048
 #define MAX_TEXTS 64
+/* predict --file: the longest line, in bytes (a sentence the model sees is data.seq_len words:
+ * far less); a longer one, or a NUL byte, ends the command, so /dev/zero ends at once */
+#define LINE_MAX_BYTES ((size_t)1 << 20)
 
 static const char USAGE[] =
     "usage: ./infer COMMAND CHECKPOINT [ARGUMENTS] [OPTIONS]\n"
@@ -172,7 +176,11 @@ static int cmd_maps(tt_run *r, const args *a, char *err, size_t errlen)
         return tt_errorf(err, errlen, "--%s %d: the model has %d %s (numbered from 0)",
                          a->layer >= L ? "layer" : "head", a->layer >= L ? a->layer : a->head,
                          a->layer >= L ? L : H, a->layer >= L ? "layers" : "heads");
-    if (a->out && out_dir(a->out, err, errlen)) return -1;
+    /* the folder's lock as ./train takes it (run.h), so that no run writes there meanwhile */
+    int lock = -1;
+    if (a->out && (out_dir(a->out, err, errlen) ||
+                   tt_run_folder_lock(a->out, &lock, err, errlen)))
+        return -1;
     tt_attn_epoch e;
     tt_use_maps(r, a->texts, a->n_texts, &e);
     int rc = 0;
@@ -196,7 +204,24 @@ static int cmd_maps(tt_run *r, const args *a, char *err, size_t errlen)
                         a->out);
     }
     tt_attn_epoch_free(&e);
+    if (lock >= 0) close(lock);
     return rc;
+}
+
+/* One line of f into buf (cap bytes), its newline dropped: its length, -1 at the end of the
+ * file, -2 when it holds more than cap - 1 bytes, -3 at a NUL byte. */
+static long read_line(FILE *f, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == 0) return -3;
+        if (n == cap - 1) return -2;
+        buf[n++] = (char)c;
+    }
+    if (c == EOF && n == 0) return -1;
+    buf[n] = '\0';
+    return (long)n;
 }
 
 /* --file: each line's sentence (for tag, the words before a TAB; for classify, after it);
@@ -205,12 +230,17 @@ static int predict_file(tt_run *r, const args *a, int k, char *err, size_t errle
 {
     FILE *f = fopen(a->file, "r");
     if (!f) return tt_errorf(err, errlen, "--file %s: cannot open: %s", a->file, strerror(errno));
-    char *line = NULL, msg[ERR_LEN];
-    size_t cap = 0;
+    char *line = tt_xmalloc(LINE_MAX_BYTES + 1), msg[ERR_LEN];
     int rc = 0, lineno = 0;
-    for (ssize_t n; rc == 0 && (n = getline(&line, &cap, f)) >= 0;) {
+    for (long n; rc == 0 && (n = read_line(f, line, LINE_MAX_BYTES + 1)) != -1;) {
         lineno++;
-        line[strcspn(line, "\r\n")] = '\0';
+        if (n < 0) {
+            rc = tt_errorf(err, errlen, "%s:%d: %s; allowed: UTF-8 text, lines of at most %zu "
+                           "bytes", a->file, lineno, n == -2 ? "a line longer than 1 MiB"
+                                                             : "a NUL byte", LINE_MAX_BYTES);
+            break;
+        }
+        line[strcspn(line, "\r")] = '\0';
         char *text = line, *tab = strchr(line, '\t');
         if (tab && r->data.task == TT_TASK_CLASSIFY) text = tab + 1;
         else if (tab) *tab = '\0';

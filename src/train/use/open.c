@@ -3,16 +3,14 @@
  * their PyTorch names), so no data file is read: the corpus is rebuilt from the metadata with
  * empty splits, the run is set up as ./train sets it up (tt_run_init: the same model, arenas and
  * batch size), and the parameter values are copied in. Nothing is trusted: each metadata entry
- * is checked and a bad one named. */
+ * is checked and a bad one named, with the checks of --resume (ckpt_check.c), and the data is
+ * read only after the header, bounded by the size of the model it describes. */
 #include "train/use/use.h"
 
+#include "train/run/budget.h"
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define FORMAT "tiny-transformer checkpoint"
 
 /* A vocabulary from the metadata's JSON array of distinct strings; what = "vocabulary" or
  * "labels". */
@@ -67,44 +65,22 @@ static int corpus_of(tt_corpus *c, const tt_config *cfg, const tt_st_file *f, co
     return 0;
 }
 
-/* A non-negative integer of the metadata (the step, the epoch). */
-static int read_count(const tt_st_file *f, const char *key, long long max, long long *out,
-                      const char *path, char *err, size_t errlen)
-{
-    const char *s = tt_st_meta(f, key);
-    char *end = NULL;
-    errno = 0;
-    long long v = s ? strtoll(s, &end, 10) : -1;
-    if (!s || end == s || *end || errno || v < 0 || v > max)
-        return tt_errorf(err, errlen, "%s: __metadata__.%s: %s%s%s; allowed: an integer in [0, "
-                         "%lld]", path, key, s ? "found \"" : "missing", s ? s : "",
-                         s ? "\"" : "", max);
-    *out = v;
-    return 0;
-}
-
 int tt_use_open(tt_run *r, const char *checkpoint, const char *const *sets, int n_sets,
                 char *err, size_t errlen)
 {
     *r = (tt_run){0};
     tt_st_file f;
-    if (tt_st_load(&f, checkpoint, err, errlen)) return -1;
+    tt_ckpt_info info;
+    /* the header and its values first; the data is read once the model it must fit is known */
+    if (tt_st_open(&f, checkpoint, err, errlen)) return -1;
     char origin[TT_CONFIG_PATH + 64];
     snprintf(origin, sizeof origin, "%s: __metadata__.config", checkpoint);
-    const char *format = tt_st_meta(&f, "format"), *config = tt_st_meta(&f, "config");
-    long long step = 0, epoch = 0;
-    int rc = 0;
-    if (!format || strncmp(format, FORMAT, strlen(FORMAT)))
-        rc = tt_errorf(err, errlen, "%s: __metadata__.format is %s%s%s; allowed: \"" FORMAT
-                       " 1\": a checkpoint written by ./train", checkpoint, format ? "\"" : "",
-                       format ? format : "missing", format ? "\"" : "");
-    else if (!config)
-        rc = tt_errorf(err, errlen, "%s: no __metadata__.config; not a checkpoint of ./train",
-                       checkpoint);
-    if (!rc) rc = tt_config_from_text(&r->cfg, config, origin, sets, n_sets, err, errlen);
-    if (!rc) rc = read_count(&f, "step", INT64_MAX / 2, &step, checkpoint, err, errlen);
-    if (!rc) rc = read_count(&f, "epoch", INT_MAX / 2, &epoch, checkpoint, err, errlen);
+    int rc = tt_checkpoint_check_meta(&f, checkpoint, &info, err, errlen);
+    if (!rc)
+        rc = tt_config_from_text(&r->cfg, tt_st_meta(&f, "config"), origin, sets, n_sets, err,
+                                 errlen);
     if (!rc) rc = corpus_of(&r->data, &r->cfg, &f, checkpoint, err, errlen);
+    if (!rc) rc = tt_run_check_memory(&r->cfg, &r->data, err, errlen);
     if (!rc) rc = tt_run_init(r, err, errlen);
     if (!rc) {
         int n_params = 0;
@@ -113,11 +89,15 @@ int tt_use_open(tt_run *r, const char *checkpoint, const char *const *sets, int 
         if (n_params != r->model.params.n)
             rc = tt_errorf(err, errlen, "%s: %d parameter tensors; its config's model has %d",
                            checkpoint, n_params, r->model.params.n);
+        else if (tt_st_read_data(&f, checkpoint, tt_checkpoint_max_data(&r->model.params), err,
+                                 errlen) ||
+                 tt_checkpoint_check_data(&f, checkpoint, &info, err, errlen))
+            rc = -1;
         else if (tt_params_load(&r->model.params, NULL, &f, "", false, msg, sizeof msg))
             rc = tt_errorf(err, errlen, "%s: %s", checkpoint, msg);
     }
-    r->step = step;
-    r->epoch = (int)epoch;
+    r->step = info.step;
+    r->epoch = info.epoch;
     tt_st_close(&f);
     if (rc) tt_run_free(r);
     return rc;
