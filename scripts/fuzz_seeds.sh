@@ -6,7 +6,11 @@
 set -euo pipefail
 harness=${1:?usage: fuzz_seeds.sh HARNESS DIR}
 dest=${2:?usage: fuzz_seeds.sh HARNESS DIR}
-tmp=$(mktemp -d)
+# a fixed folder: the checkpoints' configs name their data by absolute path, so that a rerun
+# writes the same bytes
+tmp=/tmp/tt_fuzz_seeds
+rm -rf "$tmp"
+mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 TT_FUZZ_SEEDS=$tmp "$harness" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
 mkdir -p "$dest"

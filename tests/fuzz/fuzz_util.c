@@ -1,10 +1,9 @@
 /* fuzz_util.c: the harnesses' temporary folder and input splitting (fuzz_util.h). The folder is
- * removed at exit, with the files the harnesses wrote in it (names the harness chose, no
- * subfolders, except what a loader makes inside: removed by a walk of one level). */
+ * removed at exit with everything in it (a walk, depth first, that never follows a link). */
 #define _XOPEN_SOURCE 700
 #include "fuzz_util.h"
 
-#include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +11,14 @@
 
 static char dir[512];
 
-static void remove_dir(void)
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[1024];
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-                remove(p);
-            }
-        closedir(d);
-    }
-    rmdir(dir);
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
 }
+
+static void remove_dir(void) { nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS); }
 
 const char *tt_fuzz_dir(void)
 {
