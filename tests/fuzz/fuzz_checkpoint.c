@@ -24,7 +24,8 @@
 /* A model of a few KB: d_model 8, one layer, a handful of words. */
 static const char FIXED_CONFIG[] =
     "{\"seed\": 1, \"threads\": 1,\n"
-    " \"data\": {\"task\": \"tag\", \"train\": \"tag.txt\", \"valid\": \"tag.txt\", \"seq_len\": 6,\n"
+    " \"data\": {\"task\": \"tag\", \"train\": \"tag.txt\", \"valid\": \"tag.txt\",\n"
+    "          \"seq_len\": 6,\n"
     "          \"probes\": [\"time flies like an arrow\"], \"ambiguous\": [\"flies\"]},\n"
     " \"model\": {\"d_model\": 8, \"n_heads\": 2, \"n_layers\": 1, \"d_ff\": 16},\n"
     " \"train\": {\"epochs\": 1, \"batch_size\": 2},\n"
@@ -36,10 +37,10 @@ static const char TAG_DATA[] = "time flies like an arrow\tN V P D N\n"
 static const char LM_DATA[] = "time flies like an arrow\n"
                               "fruit flies like a banana\n"
                               "서연은 시장에 간다\n";
-static const char *const LM_SETS[] = {
-    "data.task=lm", "data.train=lm.txt", "data.valid=lm.txt", "data.ambiguous=[]",
-    "train.optimizer=sgd", "model.positional=learned", "model.norm=pre",
-    "model.activation=gelu"};
+static const char *const LM_SETS[] = {"data.task=lm",        "data.train=lm.txt",
+                                      "data.valid=lm.txt",   "data.ambiguous=[]",
+                                      "train.optimizer=sgd", "model.positional=learned",
+                                      "model.norm=pre",      "model.activation=gelu"};
 static const char *const USE_SETS[] = {"threads=1"}; /* as ./infer passes them */
 
 static tt_run fixed;
@@ -63,7 +64,8 @@ static void train_seed(const char *name, const char *const *sets, int n_sets)
     snprintf(out, sizeof out, "output.dir=%s", name);
     char *argv[32] = {"train", "fixed.json", "--set", out};
     int argc = 4;
-    for (int i = 0; i < n_sets; i++) argv[argc++] = "--set", argv[argc++] = (char *)sets[i];
+    for (int i = 0; i < n_sets; i++)
+        argv[argc++] = "--set", argv[argc++] = (char *)sets[i];
     if (tt_train_main(argc, argv)) fail("seed training", name);
 }
 
@@ -86,8 +88,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     tt_fuzz_write("tag.txt", TAG_DATA, sizeof TAG_DATA - 1);
     tt_fuzz_write("lm.txt", LM_DATA, sizeof LM_DATA - 1);
     char config[1024];
-    snprintf(config, sizeof config, "%s", tt_fuzz_write("fixed.json", FIXED_CONFIG,
-                                                        sizeof FIXED_CONFIG - 1));
+    snprintf(config, sizeof config, "%s",
+             tt_fuzz_write("fixed.json", FIXED_CONFIG, sizeof FIXED_CONFIG - 1));
     /* MemAvailable for budget.c: 256 MiB */
     static const char meminfo[] = "MemAvailable:     262144 kB\n";
     char root[1024];
@@ -116,7 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     rc = tt_use_open(&r, path, USE_SETS, 1, err, sizeof err);
     tt_fuzz_note("tt_use_open", rc ? err : "");
-    if (rc == 0) tt_run_free(&r);
-    else if (!err[0]) fail("tt_use_open", "-1 without a message");
+    if (rc == 0)
+        tt_run_free(&r);
+    else if (!err[0])
+        fail("tt_use_open", "-1 without a message");
     return 0;
 }

@@ -18,7 +18,10 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
     return 0;
 }
 
-static void remove_dir(void) { nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS); }
+static void remove_dir(void)
+{
+    nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
 
 const char *tt_fuzz_dir(void)
 {
@@ -71,7 +74,8 @@ int tt_fuzz_split(const uint8_t *data, size_t size, char **parts, int max)
 
 void tt_fuzz_parts_free(char **parts, int n)
 {
-    for (int i = 0; i < n; i++) free(parts[i]);
+    for (int i = 0; i < n; i++)
+        free(parts[i]);
 }
 
 void tt_fuzz_note(const char *who, const char *err)
