@@ -257,6 +257,55 @@ bench-step: deps-ok
 	@$(MAKE) --no-print-directory $(BENCH_STEP)
 	bench/run_step_bench.sh $(BENCH_STEP)
 
+# make fuzz [FUZZ_TIME=60]: the libFuzzer harnesses of tests/fuzz/ (the config loader, the data
+# formats, the tokenizer, the checkpoint readers), each run for FUZZ_TIME seconds, two at a time,
+# by scripts/fuzz.sh, which fails on any crash, leak, timeout or sanitizer report and prints a
+# table. The library is compiled again by clang with the sanitizers into build/fuzz/ (never
+# touching the gcc build); new corpus inputs go to build/fuzz/corpus/, tests/fuzz/ stays as
+# committed. make fuzz-build only builds; make fuzz-seeds regenerates the seed checkpoints.
+FUZZ_TIME    ?= 60
+FUZZ_CC      ?= clang
+FUZZ_DIR     := build/fuzz
+FUZZ_TARGETS := config data tokenizer checkpoint
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -fno-omit-frame-pointer
+# The gcc build holds the code to -Werror; clang finds other things to say (it promotes
+# INFINITY, a float, in a double initialiser), so here warnings are shown, not fatal.
+FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -O1 -g $(FUZZ_SAN) \
+                -fsanitize=fuzzer-no-link $(filter-out -Werror -Wdouble-promotion,$(WARN)) \
+                -Isrc -MMD -MP $(PKG_CFLAGS)
+FUZZ_LIB     := $(FUZZ_DIR)/libtt_fuzz.a
+FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
+# the harnesses' objects are made by a pattern rule: keep them, so nothing relinks for nothing
+.SECONDARY: $(patsubst %,$(FUZZ_DIR)/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS) util)
+
+.PHONY: fuzz fuzz-build fuzz-deps fuzz-seeds
+fuzz: fuzz-build
+	scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
+
+fuzz-build: fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+
+fuzz-deps: deps-ok
+	@scripts/deps.sh fuzz
+
+fuzz-seeds: fuzz-build
+	scripts/fuzz_seeds.sh $(FUZZ_DIR)/fuzz_checkpoint tests/fuzz/checkpoint
+
+$(FUZZ_DIR)/%.o: %.c Makefile | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  CC   $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_LIB): $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(VIEWER_C))
+	@rm -f $@
+	@echo "  AR   $@"
+	@ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/tests/fuzz/fuzz_util.o $(FUZZ_LIB)
+	@echo "  LD   $@"
+	@$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm -pthread
+
 deps:
 	@scripts/deps.sh install
 

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# deps.sh install|ensure|viewer: the Debian packages the build and the tests need.
+# deps.sh install|ensure|viewer|fuzz: the Debian packages the build and the tests need.
 #   install: apt-get install the missing required packages (as root), else print the command
 #            and fail; then try the optional ones (a failure there is only a warning).
 #   ensure:  do nothing when the required ones are installed; otherwise install those.
 #   viewer:  the optional ones only, installed when missing and possible (scripts/check_html.sh
 #            calls it before it would skip); exit 0 when they are there at the end, else 1 with
 #            the reason on stderr.
+#   fuzz:    clang and its runtime libraries (libFuzzer, the sanitizers) for make fuzz,
+#            installed when missing (as root), else the apt-get line and exit 1. On Debian 12
+#            the clang package alone lacks libFuzzer: it is in libclang-rt-14-dev, which
+#            libclang-rt-dev names, and clang only recommends it.
 # Optional: chromium and two fonts (Latin, Korean), for the headless check of the attention
 # viewer and its screenshot (make test).
 set -euo pipefail
 
 PACKAGES=(gcc make pkg-config libopenblas-dev libcjson-dev check)
 OPTIONAL=(chromium fonts-liberation fonts-nanum)
+FUZZ=(clang libclang-rt-dev)
 
 missing_of() {
     local p
@@ -22,9 +27,9 @@ missing_of() {
 
 mode=${1:-ensure}
 case $mode in
-install | ensure | viewer) ;;
+install | ensure | viewer | fuzz) ;;
 *)
-    echo "usage: $0 install|ensure|viewer" >&2
+    echo "usage: $0 install|ensure|viewer|fuzz" >&2
     exit 2
     ;;
 esac
@@ -43,6 +48,20 @@ if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
     echo "deps: TT_DEPS_BUNDLED=1 but pkg-config finds no openblas, check or libcjson." \
          "HINT: source .device/env.sh (made by ../shared/tools/device-bundle.sh)" >&2
     exit 1
+fi
+if [ "$mode" = fuzz ]; then
+    mapfile -t missing < <(missing_of "${FUZZ[@]}")
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "deps: make fuzz needs ${missing[*]}; run as root:  apt-get update &&" \
+             "apt-get install -y --no-install-recommends ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "deps: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq || echo "deps: WARNING: apt-get update failed" >&2
+    apt-get install -y --no-install-recommends "${missing[@]}"
+    exit 0
 fi
 missing=()
 [ "$mode" = viewer ] || mapfile -t missing < <(missing_of "${PACKAGES[@]}")

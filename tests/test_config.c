@@ -432,6 +432,26 @@ START_TEST(test_set_json_values)
 }
 END_TEST
 
+/* Numbers far past INT_MAX in keys that are not ints are stored as they are, never through an
+ * int on the way (found by fuzz_config: tt_config_store converted every number to int first,
+ * undefined behaviour that clang's UBSan reports; gcc's -fsanitize=undefined leaves out
+ * float-cast-overflow, so here it is make fuzz's seed tests/fuzz/config/large_lr_set that fails
+ * on the old code, and this test pins the values). */
+START_TEST(test_large_numbers_not_ints)
+{
+    tt_cfg_fx f;
+    tt_config c;
+    const char *sets[] = {"train.lr=3e14", "model.attn_temperature=1e30",
+                          "seed=1099511627776"};
+    tt_cfg_fx_init(&f);
+    tt_cfg_expect_ok(tt_cfg_load(&f, "{" TT_CFG_MIN "}", sets, 3, &c), &f);
+    ck_assert_double_eq(c.train.lr, 3e14);
+    ck_assert_double_eq(c.model.attn_temperature, 1e30);
+    ck_assert_int_eq(c.seed, (int64_t)1 << 40);
+    tt_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_set_later_wins)
 {
     tt_cfg_fx f;
@@ -522,6 +542,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_set_overrides);
     tcase_add_test(tc, test_set_adds_missing);
     tcase_add_test(tc, test_set_json_values);
+    tcase_add_test(tc, test_large_numbers_not_ints);
     tcase_add_test(tc, test_set_later_wins);
     tcase_add_test(tc, test_set_unknown_key);
     tcase_add_test(tc, test_set_bad_value);

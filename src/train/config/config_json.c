@@ -90,9 +90,10 @@ _Static_assert(sizeof tt_config_keys / sizeof tt_config_keys[0] == TT_CONFIG_N_K
 void tt_config_store(tt_config *c, const tt_config_key *k, double d)
 {
     void *p = tt_config_field(c, k);
-    int i = (int)d;
+    /* (int)d only for int and enum keys, whose range is checked: a double past INT_MAX (a
+     * learning rate of 3e14, a seed of 2^40) converted to int is undefined behaviour */
     if (k->type == T_INT) {
-        *(int *)p = i;
+        *(int *)p = (int)d;
     } else if (k->type == T_I64) {
         *(int64_t *)p = (int64_t)d;
     } else if (k->type == T_NUM) {
@@ -100,6 +101,7 @@ void tt_config_store(tt_config *c, const tt_config_key *k, double d)
     } else if (k->size == sizeof(bool)) {
         *(bool *)p = d != 0;
     } else {
+        int i = (int)d;
         TT_ASSERT(k->type == T_ENUM && k->size == sizeof i);
         memcpy(p, &i, sizeof i);
     }
