@@ -319,7 +319,7 @@ START_TEST(test_generate)
     /* many seeds at temperature 2 do not all give one text */
     bool differs = false;
     for (int s = 0; s < 8 && !differs; s++) {
-        char seed[8];
+        char seed[16];
         snprintf(seed, sizeof seed, "%d", s);
         ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, "generate", lm_ck, "one two",
                               "--words", "12", "--seed", seed, "--temperature", "2", NULL), 0);
