@@ -57,11 +57,7 @@ static int call(int (*main_fn)(int, char **), ...)
 /* The corpus, the config, and one epoch trained: CKPT. */
 static void setup(void)
 {
-    tt_tmp_setup();
-    tt_test_tag_corpus();
-    char text[2048];
-    snprintf(text, sizeof text, CONFIG, tt_test_tmpdir());
-    tt_test_put("cfg.json", text);
+    tt_test_setup_tag_run(CONFIG);
     ck_assert_msg(call(tt_train_main, path("cfg.json"), NULL) == 0, "%s", msg);
 }
 

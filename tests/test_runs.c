@@ -37,11 +37,7 @@ enum { STEPS_PER_EPOCH = 11 }; /* 84 training lines in batches of 8 */
 
 static void setup(void)
 {
-    tt_tmp_setup();
-    tt_test_tag_corpus();
-    char text[2048];
-    snprintf(text, sizeof text, CONFIG, tt_test_tmpdir());
-    tt_test_put("cfg.json", text);
+    tt_test_setup_tag_run(CONFIG);
 }
 
 static const char *path(const char *rel) { return tt_test_path(rel); }

@@ -44,6 +44,15 @@ void tt_test_tag_corpus_with(const char *fourth)
     free(valid);
 }
 
+void tt_test_setup_tag_run(const char *config_fmt)
+{
+    tt_tmp_setup();
+    tt_test_tag_corpus();
+    char text[2048];
+    snprintf(text, sizeof text, config_fmt, tt_test_tmpdir());
+    tt_test_put("cfg.json", text);
+}
+
 /* Reads the file at path into buf (len bytes, NUL-terminated). */
 static void read_into(const char *path, char *buf, size_t len)
 {

@@ -14,6 +14,9 @@ void tt_test_put(const char *name, const char *text);
 void tt_test_tag_corpus(void);
 /* The same with `fourth` in place of d (./infer's tests use a Korean word there). */
 void tt_test_tag_corpus_with(const char *fourth);
+/* A fixture's start: a fresh test folder (tt_tmp_setup), the tag corpus in it, and cfg.json
+ * written from config_fmt, whose one %s is the folder. */
+void tt_test_setup_tag_run(const char *config_fmt);
 /* A program's main (tt_train_main, tt_infer_main) in process with the arguments in ap
  * (NULL-terminated; argv[0] is supplied): stdout into out (len bytes; NULL: /dev/null), stderr
  * into message (len bytes); returns the exit status. */
