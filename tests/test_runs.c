@@ -42,15 +42,7 @@ static void setup(void)
 
 static const char *path(const char *rel) { return tt_test_path(rel); }
 
-/* "output.dir=TMP/name", in one of 4 buffers used in turn */
-static const char *out(const char *name)
-{
-    static char buf[4][1200];
-    static int k;
-    char *b = buf[k++ % 4];
-    snprintf(b, sizeof buf[0], "output.dir=%s", path(name));
-    return b;
-}
+static const char *out(const char *name) { return tt_test_output_dir(name); }
 
 static bool exists(const char *rel) { return access(path(rel), F_OK) == 0; }
 

@@ -53,6 +53,15 @@ void tt_test_setup_tag_run(const char *config_fmt)
     tt_test_put("cfg.json", text);
 }
 
+const char *tt_test_output_dir(const char *name)
+{
+    static char buf[4][1200];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "output.dir=%s", tt_test_path(name));
+    return b;
+}
+
 /* Reads the file at path into buf (len bytes, NUL-terminated). */
 static void read_into(const char *path, char *buf, size_t len)
 {

@@ -17,6 +17,9 @@ void tt_test_tag_corpus_with(const char *fourth);
 /* A fixture's start: a fresh test folder (tt_tmp_setup), the tag corpus in it, and cfg.json
  * written from config_fmt, whose one %s is the folder. */
 void tt_test_setup_tag_run(const char *config_fmt);
+/* "output.dir=TMP/name" for --set (TMP the test's folder), in one of 4 static buffers used in
+ * turn: valid until the fourth call after. */
+const char *tt_test_output_dir(const char *name);
 /* A program's main (tt_train_main, tt_infer_main) in process with the arguments in ap
  * (NULL-terminated; argv[0] is supplied): stdout into out (len bytes; NULL: /dev/null), stderr
  * into message (len bytes); returns the exit status. */
