@@ -45,8 +45,9 @@ endif
 ifeq ($(DEBUG),1)
   BUILD   ?= build/debug
   # -O1, not -O0: the suites run twice as fast under the sanitizers (CI's 25 minutes), and
-  # ASan's own docs advise it; float-cast-overflow, which gcc leaves out of "undefined", catches
-  # a double that does not fit the int it is converted to (the fuzzers found one in config_json.c)
+  # ASan's own docs advise it; float-cast-overflow, which gcc leaves out of "undefined", checks
+  # that a double fits the int it is converted to (the kind of bug clang's fuzzers found in
+  # config_json.c; that one, a conversion whose result went unused, gcc does not flag)
   SAN     := -fsanitize=address,undefined,float-cast-overflow
   OPT     := -O1 -g $(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDSAN   := $(SAN)
