@@ -313,6 +313,7 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/tests/fuzz/fuzz_
 
 deps:
 	@scripts/deps.sh install
+	@scripts/deps.sh fuzz || echo "deps: make fuzz will need clang and libclang-rt-dev (above)"
 
 # Quiet when everything is there; otherwise installs (root) or fails with the apt-get line.
 deps-ok:
