@@ -66,7 +66,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdou
 # Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP \
+CFLAGS_ALL = -std=c11 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP \
              $(PKG_CFLAGS) $(CUDA_DEF)
 LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) $(CUDA_LIBS) -lm -pthread
 

@@ -396,9 +396,10 @@ START_TEST(test_threaded_attention_same_bits)
 }
 END_TEST
 
-/* tt_rng_keep_at (AVX2: 8 or 16 Philox blocks side by side) compares exactly the 24 bits of
- * every element's word that the one-block path gives: element e is kept at threshold
- * (word >> 8) and dropped at (word >> 8) + 1. Runs of 1, 2 and 3 groups, any start. Then keep
+/* tt_rng_keep_at (AVX2: 8 or 16 Philox blocks side by side, AVX-512: 16 or 32) compares exactly
+ * the 24 bits of every element's word that the one-block path gives: element e is kept at
+ * threshold (word >> 8) and dropped at (word >> 8) + 1. Runs of 1 to 7 groups of 32, any
+ * start: on an AVX-512 machine every path (4 groups, 2 groups, the AVX2 group after them). Then keep
  * masks through tt_cpu_keep_mask against the uniforms, for p at the edges too. */
 START_TEST(test_keep_masks_match_uniforms)
 {
@@ -409,10 +410,10 @@ START_TEST(test_keep_masks_match_uniforms)
         tt_rng_take(&r, 4 * (int64_t)s + 0xfffffffcll * s); /* counters past 2^32 too */
         tt_rng at = tt_rng_take(&r, 1 << 20);
         for (int64_t j = 0; j < 100; j += 13)
-            for (int n32 = 1; n32 <= 3; n32++)
+            for (int n32 = 1; n32 <= 7; n32++)
                 for (int e = 0; e < 32 * n32; e++) {
                     uint32_t bits = tt_rng_word(at.seed, at.stream, at.counter + 4 * j + e) >> 8;
-                    uint8_t keep[96];
+                    uint8_t keep[224];
                     tt_rng_keep_at(&at, j, bits, n32, keep);
                     ck_assert_msg(keep[e] == 1, "seed %d j %lld element %d: dropped at its own "
                                   "threshold", s, (long long)j, e);

@@ -129,7 +129,109 @@ __attribute__((target("avx2"))) static void keep_avx2(uint64_t b0, uint64_t seed
         keep_bytes(c[0], t, keep + 32 * g);
     }
 }
+/* The same with AVX-512 (F and BW): 16 blocks per vector, so one group is 64 keep bytes, two
+ * groups per round of Philox where it can. The operations are keep_avx2's lane by lane
+ * (the blends take a mask, the compares give one), and the transposes and packs work inside
+ * each 128-bit lane as they do there, so lane L holds elements 16L .. 16L + 15 in order.
+ * Twice the AVX2 loop's speed on an AVX-512 core (bench/RESULTS.md). */
+__attribute__((target("avx512f,avx512bw"))) static inline void mul_hi_lo512(__m512i a, __m512i m,
+                                                                          __m512i *hi,
+                                                                          __m512i *lo)
+{
+    __m512i even = _mm512_mul_epu32(a, m), odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+    *lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+}
+
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+philox_avx512_regs(uint64_t b0, uint64_t seed, uint64_t stream, int G, __m512i c[][4])
+{
+    const __m512i m0 = _mm512_set1_epi32((int)TT_PHILOX_M0);
+    const __m512i m1 = _mm512_set1_epi32((int)TT_PHILOX_M1);
+    const __m512i w0 = _mm512_set1_epi32((int)TT_PHILOX_W0);
+    const __m512i w1 = _mm512_set1_epi32((int)TT_PHILOX_W1);
+    for (int g = 0; g < G; g++) {
+        uint32_t lo[16], hi[16];
+        for (int i = 0; i < 16; i++) {
+            uint64_t b = b0 + (uint64_t)(16 * g + i);
+            lo[i] = (uint32_t)b;
+            hi[i] = (uint32_t)(b >> 32);
+        }
+        c[g][0] = _mm512_loadu_si512(lo);
+        c[g][1] = _mm512_loadu_si512(hi);
+        c[g][2] = _mm512_set1_epi32((int)(uint32_t)stream);
+        c[g][3] = _mm512_set1_epi32((int)(uint32_t)(stream >> 32));
+    }
+    __m512i k0 = _mm512_set1_epi32((int)(uint32_t)seed);
+    __m512i k1 = _mm512_set1_epi32((int)(uint32_t)(seed >> 32));
+    for (int round = 0; round < 10; round++) {
+        for (int g = 0; g < G; g++) {
+            __m512i hi0, lo0, hi1, lo1;
+            mul_hi_lo512(c[g][0], m0, &hi0, &lo0);
+            mul_hi_lo512(c[g][2], m1, &hi1, &lo1);
+            c[g][0] = _mm512_xor_si512(_mm512_xor_si512(hi1, c[g][1]), k0);
+            c[g][2] = _mm512_xor_si512(_mm512_xor_si512(hi0, c[g][3]), k1);
+            c[g][1] = lo1;
+            c[g][3] = lo0;
+        }
+        k0 = _mm512_add_epi32(k0, w0);
+        k1 = _mm512_add_epi32(k1, w1);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline void keep_bytes512(const __m512i c[4],
+                                                                           __m512i t,
+                                                                           uint8_t keep[64])
+{
+    const __m512i ones = _mm512_set1_epi32(-1);
+    __m512i m[4];
+    for (int k = 0; k < 4; k++)
+        m[k] = _mm512_maskz_mov_epi32(_mm512_cmpgt_epi32_mask(_mm512_srli_epi32(c[k], 8), t),
+                                      ones);
+    __m512i a0 = _mm512_unpacklo_epi32(m[0], m[1]), a1 = _mm512_unpackhi_epi32(m[0], m[1]);
+    __m512i b0 = _mm512_unpacklo_epi32(m[2], m[3]), b1 = _mm512_unpackhi_epi32(m[2], m[3]);
+    __m512i t0 = _mm512_unpacklo_epi64(a0, b0), t1 = _mm512_unpackhi_epi64(a0, b0);
+    __m512i t2 = _mm512_unpacklo_epi64(a1, b1), t3 = _mm512_unpackhi_epi64(a1, b1);
+    __m512i u0 = _mm512_packs_epi32(t0, t1), u1 = _mm512_packs_epi32(t2, t3);
+    __m512i bytes = _mm512_and_si512(_mm512_packs_epi16(u0, u1), _mm512_set1_epi8(1));
+    _mm512_storeu_si512(keep, bytes);
+}
+
+/* n32 groups of 32 keep bytes: 64 at a time (two vector groups per round where it can), the
+ * odd group of 32 left over by keep_avx2 */
+__attribute__((target("avx512f,avx512bw"))) static void keep_avx512(uint64_t b0, uint64_t seed,
+                                                                  uint64_t stream, uint32_t thr,
+                                                                  int64_t n32, uint8_t *keep)
+{
+    const __m512i t = _mm512_set1_epi32((int)thr - 1);
+    int64_t g = 0; /* in groups of 32 bytes (8 blocks) */
+    for (; g + 4 <= n32; g += 4) {
+        __m512i c[2][4];
+        philox_avx512_regs(b0 + 8 * (uint64_t)g, seed, stream, 2, c);
+        keep_bytes512(c[0], t, keep + 32 * g);
+        keep_bytes512(c[1], t, keep + 32 * (g + 2));
+    }
+    if (g + 2 <= n32) {
+        __m512i c[1][4];
+        philox_avx512_regs(b0 + 8 * (uint64_t)g, seed, stream, 1, c);
+        keep_bytes512(c[0], t, keep + 32 * g);
+        g += 2;
+    }
+    if (g < n32) keep_avx2(b0 + 8 * (uint64_t)g, seed, stream, thr, n32 - g, keep + 32 * g);
+}
 #endif
+
+static bool have_avx512(void)
+{
+#ifdef HAVE_PHILOX_AVX2
+    static int yes = -1; /* racy but idempotent */
+    if (yes < 0)
+        yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? 1 : 0;
+    return yes;
+#else
+    return false;
+#endif
+}
 
 static bool have_avx2(void)
 {
@@ -147,6 +249,10 @@ void tt_rng_keep_at(const tt_rng *at, int64_t j, uint32_t thr, int64_t n32, uint
     TT_ASSERT_MSG((at->counter & 3) == 0, "tt_rng_keep_at: counter %llu not a multiple of 4",
                   (unsigned long long)at->counter);
 #ifdef HAVE_PHILOX_AVX2
+    if (have_avx512()) {
+        keep_avx512((at->counter >> 2) + (uint64_t)j, at->seed, at->stream, thr, n32, keep);
+        return;
+    }
     if (have_avx2()) {
         keep_avx2((at->counter >> 2) + (uint64_t)j, at->seed, at->stream, thr, n32, keep);
         return;

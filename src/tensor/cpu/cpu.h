@@ -14,6 +14,21 @@ extern "C" {
  * TT_CPU_GRAIN elements, about 5 us of work, so a small tensor stays on one thread. */
 #define TT_CPU_ALIGN 16
 #define TT_CPU_GRAIN 16384
+/* TT_VEC: a row or elementwise kernel compiled three times, for AVX-512 (x86-64-v4), AVX2
+ * (x86-64-v3) and the x86-64 baseline the build targets (SSE2), the loader picking the widest
+ * the CPU has (GCC's target_clones, an ifunc). The values are the same bits in all three: the
+ * vectoriser may not reorder floating-point operations (no -ffast-math), the lane sums of
+ * reduce.h fix their order in the source, and -std=c11 with -ffp-contract=off (Makefile) keeps
+ * a * b + c two roundings, never a fused multiply-add. Only the width of each instruction
+ * changes. Not with clang (the fuzzers' compiler), nor outside x86-64, nor in float64 builds (they are
+ * for checking), where it is nothing. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TT_DOUBLE) && \
+    !defined(TT_NO_CLONES)
+#define TT_VEC __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TT_VEC
+#endif
+
 /* The same grain in rows of C elements. */
 static inline int64_t tt_cpu_row_grain(int64_t C)
 {

@@ -14,7 +14,7 @@ typedef struct ew {
     int C;
 } ew;
 
-static void axpy_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void axpy_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ew *e = ctx;
@@ -26,7 +26,7 @@ void tt_cpu_axpy(real *y, real alpha, const real *x, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, axpy_range, &(ew){.y = y, .a = x, .s = alpha});
 }
 
-static void add_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void add_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ew *e = ctx;
@@ -38,7 +38,7 @@ void tt_cpu_add_forward(real *out, const real *a, const real *b, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, add_range, &(ew){.y = out, .a = a, .b = b});
 }
 
-static void scale_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void scale_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ew *e = ctx;
@@ -51,7 +51,7 @@ void tt_cpu_scale_forward(real *out, const real *inp, real s, int64_t n)
 }
 
 /* rows [lo, hi) of out (N,C) = inp + bias (C), or the bias alone when inp is NULL */
-static void bias_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void bias_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ew *e = ctx;
@@ -79,7 +79,7 @@ typedef struct colsum {
     int C;
 } colsum;
 
-static void colsum_cols(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void colsum_cols(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const colsum *s = ctx;
@@ -97,7 +97,7 @@ void tt_cpu_bias_backward(real *dbias, const real *dout, int64_t N, int C)
     tt_pool_for(C, TT_CPU_ALIGN, N * C >= TT_CPU_GRAIN ? TT_CPU_ALIGN : C, colsum_cols, &s);
 }
 
-static void mul_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void mul_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ew *e = ctx;
@@ -114,7 +114,7 @@ typedef struct mulb {
     const real *dout, *a, *b;
 } mulb;
 
-static void mul_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void mul_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const mulb *m = ctx;

@@ -15,7 +15,7 @@ typedef struct emb {
     int C;
 } emb;
 
-static void gather_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void gather_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const emb *e = ctx;
@@ -34,7 +34,7 @@ void tt_cpu_embedding_forward(real *out, const int32_t *tokens, const real *weig
     tt_pool_for(N, 1, tt_cpu_row_grain(C), gather_rows, &e);
 }
 
-static void scatter_cols(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void scatter_cols(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const emb *e = ctx;

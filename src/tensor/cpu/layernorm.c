@@ -18,7 +18,7 @@ typedef struct ln {
     int C;
 } ln;
 
-static void ln_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void ln_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ln *l = ctx;
@@ -44,7 +44,7 @@ void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp
     tt_pool_for(N, 1, tt_cpu_row_grain(C) / 2, ln_rows, &l);
 }
 
-static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ln *l = ctx;
@@ -72,7 +72,7 @@ static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
     }
 }
 
-static void ln_backward_cols(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void ln_backward_cols(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ln *l = ctx;

@@ -30,7 +30,7 @@ typedef struct ce {
 } ce;
 
 /* lse of rows [lo, hi); returns the sum of their losses */
-static double ce_rows(void *ctx, int64_t lo, int64_t hi)
+TT_VEC static double ce_rows(void *ctx, int64_t lo, int64_t hi)
 {
     const ce *e = ctx;
     const int V = e->V;
@@ -57,7 +57,7 @@ void tt_cpu_crossentropy_forward(real *loss, real *lse, const real *logits,
     loss[0] = count ? (real)(total / (double)count) : R(0);
 }
 
-static void ce_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void ce_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ce *e = ctx;
@@ -82,7 +82,7 @@ void tt_cpu_crossentropy_backward(real *dlogits, const real *dloss, const real *
     tt_pool_for(N, 1, tt_cpu_row_grain(V) / 4, ce_backward_rows, &e);
 }
 
-static double sum_range(void *ctx, int64_t lo, int64_t hi)
+TT_VEC static double sum_range(void *ctx, int64_t lo, int64_t hi)
 {
     const real *x = ctx;
     double s = 0.0;
@@ -101,7 +101,7 @@ typedef struct fill {
     real g;
 } fill;
 
-static void add_const_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void add_const_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const fill *f = ctx;

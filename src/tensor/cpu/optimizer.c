@@ -14,7 +14,7 @@ typedef struct adamw_args {
     const tt_adamw_scalars *s;
 } adamw_args;
 
-static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const adamw_args *a = ctx;
@@ -37,7 +37,7 @@ typedef struct sgd_args {
     const tt_sgd_scalars *s;
 } sgd_args;
 
-static void sgd_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void sgd_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const sgd_args *a = ctx;
@@ -51,7 +51,7 @@ void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
     tt_pool_for(n, 16, 8192, sgd_range, &(sgd_args){.p = p, .buf = buf, .g = g, .s = s});
 }
 
-static double squares_range(void *ctx, int64_t lo, int64_t hi)
+TT_VEC static double squares_range(void *ctx, int64_t lo, int64_t hi)
 {
     const real *x = ctx;
     double ss = 0.0;

@@ -13,7 +13,7 @@ typedef struct sm {
     int C;
 } sm;
 
-static void softmax_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void softmax_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const sm *s = ctx;
@@ -39,7 +39,7 @@ void tt_cpu_softmax_forward(real *out, const real *inp, int64_t N, int C)
     tt_pool_for(N, 1, tt_cpu_row_grain(C) / 4, softmax_rows, &(sm){.y = out, .x = inp, .C = C});
 }
 
-static void softmax_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void softmax_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const sm *s = ctx;
