@@ -2,7 +2,8 @@
 #   make               the libraries (float32 and float64) under build/
 #   make test          installs missing packages (make deps), builds and runs every Check suite
 #   make DEBUG=1 test  the same at -O1 with AddressSanitizer + UndefinedBehaviorSanitizer
-#   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one)
+#   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one;
+#                      CONFIG=FILE.json: that config's training step against PyTorch's)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
 #   make deps          installs the Debian packages the build and tests need (as root)
@@ -116,7 +117,8 @@ run: deps-ok
 
 .PHONY: libs runners
 libs: $(LIB32) $(LIB64)
-runners: $(CHECK32) $(CHECK64)
+# the bench suite runs bench_step (a float32 program) as a user does: built with the runners
+runners: $(CHECK32) $(CHECK64) $(BENCH_STEP)
 
 # Objects depend on the Makefile: a change of flags rebuilds them.
 $(BUILD)/f32/%.o: %.c Makefile | deps-ok
@@ -180,7 +182,7 @@ $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-$(BENCH_STEP): $(call obj,f32,bench/bench_step.c) $(LIB32)
+$(BENCH_STEP): $(call obj,f32,bench/bench_step.c bench/bench_run.c) $(LIB32)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
@@ -252,15 +254,19 @@ NVCC ?= nvcc
 header-check:
 	@tests/cxx/check.sh $(CXX) $(NVCC)
 
-# bench: the matmul op, then a full training step against PyTorch (bench/README.md).
+# bench: the matmul op, then a full training step against PyTorch, the standard table
+# (bench/README.md). make bench CONFIG=FILE.json: only that config's row (the step as ./train
+# runs it, no target), CONFIGS="tiny gpt-small": only those rows (names or files); either
+# skips bench_matmul. bench-step: the step table alone (CONFIG and CONFIGS too).
+BENCH_ROWS = $(strip $(CONFIGS) $(CONFIG))
 bench: deps-ok
-	@$(MAKE) --no-print-directory $(BENCH_MATMUL) $(BENCH_STEP)
-	$(BENCH_MATMUL)
-	bench/run_step_bench.sh $(BENCH_STEP)
+	@$(MAKE) --no-print-directory $(BENCH_STEP) $(if $(BENCH_ROWS),,$(BENCH_MATMUL))
+	$(if $(BENCH_ROWS),,$(BENCH_MATMUL))
+	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
 bench-step: deps-ok
 	@$(MAKE) --no-print-directory $(BENCH_STEP)
-	bench/run_step_bench.sh $(BENCH_STEP)
+	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
 # make fuzz [FUZZ_TIME=60]: the libFuzzer harnesses of tests/fuzz/ (the config loader, the data
 # formats, the tokenizer, the checkpoint readers), each run for FUZZ_TIME seconds, two at a time,

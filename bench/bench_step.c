@@ -1,18 +1,17 @@
-/* bench_step.c: the time and memory of one full training step (zero grad, forward, loss,
- * backward, AdamW step; no clipping) of the tiny, small and medium configs, as ./train runs it
- * (src/train/run/run.c and loop.c): post-LN, ReLU, dropout 0.1 on embeddings, residuals, FFN
- * and attention weights (what PyTorch 1.13's TransformerEncoderLayer does), sinusoidal
- * positions, random tokens and targets, no padding. One config per process, so that peak RSS
- * (getrusage ru_maxrss) is that config's: bench/run_step_bench.sh runs the three and PyTorch.
- * Prints a few readable lines, then one JSON line. `--sgemm-peak` instead measures the
- * machine's cblas_sgemm 2048^3 GFLOP/s (best of 3) at the same thread count. */
-#include "nn/model.h"
-#include "train/optim/optim.h"
-#include "train/run/run.h"
-
+/* bench_step.c: the time and memory of one full training step of a config, exactly as ./train
+ * runs it: tt_run_step (src/train/run/loop.c: batch fill, forward, loss to the host, zero grad,
+ * backward, clipping, optimizer step at the schedule's rate) on the run bench_run.c builds, a
+ * config file with its data or a named standard config (random tokens), cycling through the
+ * epoch's batches (reshuffled per epoch, as ./train). One config per process, so that peak RSS
+ * (getrusage ru_maxrss) is that config's: bench/run_step_bench.sh runs the rows and PyTorch.
+ * Prints the config's spec as one JSON line (bench_torch.py's input), a few readable lines,
+ * then one JSON line of results. `--sgemm-peak` instead measures the machine's cblas_sgemm
+ * 2048^3 GFLOP/s (best of 3) at the same thread count. */
+#include "bench_run.h"
 #include "bench_util.h"
 
 #include <cblas.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +23,7 @@
 #error "bench_step times the float32 training step: build it against the float32 library"
 #endif
 
-typedef struct config {
-    const char *name;
-    int V, T, d, h, L, d_ff, B;
-} config;
-
-static const config CONFIGS[] = {
-    {"tiny", 64, 16, 64, 4, 2, 256, 32},
-    {"small", 256, 64, 128, 4, 4, 512, 32},
-    {"medium", 1024, 128, 256, 8, 6, 1024, 16},
-};
-#define N_CONFIGS ((int)(sizeof CONFIGS / sizeof CONFIGS[0]))
-
-/* Deterministic xorshift64* words: tokens, targets and the sgemm inputs. */
+/* Deterministic xorshift64* words: the sgemm inputs. */
 static uint64_t next_u64(uint64_t *s)
 {
     *s ^= *s >> 12;
@@ -50,19 +37,6 @@ static double peak_rss_mb(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
-}
-
-/* Matmul FLOPs of one training step, counted from the shapes (N = B*T rows, dk = d/h). Forward
- * per layer: qkv 2N(3d)d, out_proj 2Ndd, ffn1 and ffn2 2N d_ff d each, and per (batch, head)
- * scores Q K^T 2 T T dk and weights x V 2 T T dk; then the head 2NVd. The backward pass does two
- * gemms per forward gemm (the gradient of each input), so a step is 3x the forward. */
-static double step_flops(const config *c)
-{
-    double N = (double)c->B * c->T, d = c->d, f = c->d_ff, T = c->T, BH = (double)c->B * c->h;
-    double dk = d / c->h;
-    double layer = 2 * N * 3 * d * d + 2 * N * d * d + 2 * 2 * N * f * d + 2 * 2 * BH * T * T * dk;
-    double fwd = c->L * layer + 2 * N * c->V * d;
-    return 3 * fwd;
 }
 
 /* Best of 3 cblas_sgemm 2048x2048x2048 at the current OpenBLAS thread count, in GFLOP/s. */
@@ -93,159 +67,182 @@ static double sgemm_peak(void)
 static int usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s --config tiny|small|medium [--threads N] [--warmup N] [--steps N]\n"
+            "usage: %s --config NAME|FILE.json [--set KEY=VALUE]... [--threads N] [--warmup N]\n"
+            "                  [--steps N|auto] [--spec]\n"
             "       %s --sgemm-peak [--threads N]\n"
-            "  --config      the one config this process runs (peak RSS is per process)\n"
-            "  --threads     threads (default 2): the backend's pool, or OpenBLAS's for the peak\n"
+            "  --config      a config file (its data as ./train loads them) or a named config:\n"
+            "                %s; one a process (peak RSS is per process)\n"
+            "  --set         override one config value, as ./train's --set\n"
+            "  --threads     threads (default 2; replaces the config's): the backend's pool, or\n"
+            "                OpenBLAS's for the peak\n"
             "  --warmup      untimed steps first (default 5)\n"
-            "  --steps       timed steps (default 30, at least 1)\n"
+            "  --steps       timed steps (default 30, at least 1); auto: at least 30 and about\n"
+            "                1 s worth after the warm-up (at most 1000)\n"
+            "  --spec        only print the config's spec (one JSON line) and exit\n"
             "  --sgemm-peak  only measure cblas_sgemm 2048^3, best of 3, GFLOP/s\n"
-            "Runs all configs and PyTorch: bench/run_step_bench.sh (make bench-step)\n",
-            argv0, argv0);
+            "Runs the table and PyTorch: bench/run_step_bench.sh (make bench)\n",
+            argv0, argv0, BENCH_NAMES);
     return 2;
 }
 
+static int sgemm_peak_main(int threads, const char *coretype)
+{
+    /* OpenBLAS's own threads, not our pool: the machine's peak as OpenBLAS reaches it */
+    openblas_set_num_threads(threads);
+    double gf = sgemm_peak();
+    printf("sgemm 2048^3, %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, core %s: %.1f GFLOP/s\n",
+           openblas_get_num_threads(), coretype, openblas_get_corename(), gf);
+    printf("{\"sgemm_gflops\": %.2f, \"threads\": %d, \"coretype\": \"%s\", "
+           "\"core\": \"%s\"}\n", gf, openblas_get_num_threads(), coretype,
+           openblas_get_corename());
+    return 0;
+}
+
+/* What the run is, on one line. */
+static void describe(const bench_run *b, const char *coretype)
+{
+    const tt_config *c = &b->r.cfg;
+    printf("bench_step %s: %s, V=%d n_out=%d T=%d B=%d d=%d h=%d L=%d d_ff=%d, %s-LN, %s, %s "
+           "positions, %s, dropout %g / attention %g, %s lr %g, grad_clip %g", b->name,
+           tt_task_name(c->data.task), b->r.data.words.n, tt_corpus_n_out(&b->r.data),
+           c->data.seq_len, c->train.batch_size, c->model.d_model, c->model.n_heads,
+           c->model.n_layers, c->model.d_ff, c->model.pre_norm ? "pre" : "post",
+           c->model.gelu ? "gelu" : "relu", c->model.learned_pos ? "learned" : "sinusoidal",
+           c->model.causal ? "causal" : "bidirectional", c->model.dropout,
+           c->model.attn_dropout, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw",
+           c->train.lr, c->train.grad_clip);
+    if (b->pad_share > 0) printf(", padding %.1f%% of the positions", 100 * b->pad_share);
+    printf("; %lld params, %d threads (%s, OPENBLAS_CORETYPE=%s, core %s)\n",
+           (long long)b->r.model.params.numel, b->r.g.be->get_threads(),
+           tt_device_name(c->device), coretype, openblas_get_corename());
+}
+
+/* A number rounded to 4 decimals, for the JSON line. */
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddNumberToObject(o, key, round(v * 1e4) / 1e4);
+}
+
+#define MAX_SETS 64
+
 int main(int argc, char **argv)
 {
-    const char *name = NULL;
-    int threads = 2, warmup = 5, steps = 30;
-    bool peak_only = false;
+    const char *name = NULL, *sets[MAX_SETS];
+    int threads = 2, warmup = 5, steps = 30, n_sets = 0;
+    bool peak_only = false, spec_only = false, auto_steps = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) name = argv[++i];
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) warmup = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) steps = atoi(argv[++i]);
+        bool value = i + 1 < argc;
+        if (strcmp(argv[i], "--config") == 0 && value) name = argv[++i];
+        else if (strcmp(argv[i], "--set") == 0 && value && n_sets < MAX_SETS)
+            sets[n_sets++] = argv[++i];
+        else if (strcmp(argv[i], "--threads") == 0 && value) threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--warmup") == 0 && value) warmup = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--steps") == 0 && value && strcmp(argv[i + 1], "auto") == 0)
+            auto_steps = true, i++;
+        else if (strcmp(argv[i], "--steps") == 0 && value) steps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--sgemm-peak") == 0) peak_only = true;
+        else if (strcmp(argv[i], "--spec") == 0) spec_only = true;
         else return usage(argv[0]);
     }
     if (threads < 1 || warmup < 0 || steps < 1 || (!peak_only && !name)) return usage(argv[0]);
     const char *coretype = getenv("OPENBLAS_CORETYPE");
     coretype = coretype && *coretype ? coretype : "unset";
-    if (peak_only) {
-        /* OpenBLAS's own threads, not our pool: the machine's peak as OpenBLAS reaches it */
-        openblas_set_num_threads(threads);
-        double gf = sgemm_peak();
-        printf("sgemm 2048^3, %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, core %s: %.1f GFLOP/s\n",
-               openblas_get_num_threads(), coretype, openblas_get_corename(), gf);
-        printf("{\"sgemm_gflops\": %.2f, \"threads\": %d, \"coretype\": \"%s\", "
-               "\"core\": \"%s\"}\n", gf, openblas_get_num_threads(), coretype,
-               openblas_get_corename());
-        return 0;
-    }
-    const tt_backend *be = &tt_cpu_backend;
-    be->set_threads(threads); /* our pool; OpenBLAS then runs one thread per pool thread */
-    const config *c = NULL;
-    for (int i = 0; i < N_CONFIGS; i++)
-        if (strcmp(name, CONFIGS[i].name) == 0) c = &CONFIGS[i];
-    if (!c) {
-        fprintf(stderr, "bench_step: unknown config '%s'. HINT: tiny, small or medium\n", name);
+    if (peak_only) return sgemm_peak_main(threads, coretype);
+
+    static bench_run b; /* a tt_run holds a config of a few KB */
+    char err[4096];
+    if (bench_load(&b, name, sets, n_sets, threads, err, sizeof err)) {
+        fprintf(stderr, "bench_step: %s\n", err);
         return 2;
     }
-
-    /* Everything is allocated here, before the first step, as tt_run_init does. */
-    const uint64_t seed = 1234;
-    tt_model_config mc = {
-        .vocab = c->V, .n_out = c->V, .d_model = c->d, .n_heads = c->h, .n_layers = c->L,
-        .d_ff = c->d_ff, .max_len = c->T, .activation = TT_ACT_RELU, .pre_norm = false,
-        .positional = TT_POS_SINUSOIDAL, .embed_scale = false, .dropout = R(0.1),
-        .attn_dropout = R(0.1), .attn_scale = TT_SCALE_SQRT_DK, .attn_temperature = R(1),
-        .causal = false};
-    tt_model model;
-    tt_model_init(&model, &mc, TT_CPU);
-    tt_model_reset(&model, seed);
-    static tt_config oc; /* only train.* is read by tt_optim_init */
-    oc.train.optimizer = TT_OPT_ADAMW;
-    oc.train.lr = 1e-3;
-    oc.train.beta1 = 0.9;
-    oc.train.beta2 = 0.999;
-    oc.train.eps = 1e-8;
-    oc.train.weight_decay = 0.01;
-    tt_optim opt;
-    tt_optim_init(&opt, &model.params, &oc);
-    /* the sizes ./train uses (tt_step_sizes_for in src/train/run/memory.c) */
-    tt_step_sizes sz = tt_step_sizes_for(be, c->B, c->T, c->d, c->d_ff, c->h, c->L, c->V,
-                                         false);
-    tt_arena data, meta;
-    tt_arena_init(&data, "step", TT_CPU, sz.values);
-    tt_arena_init(&meta, "tape", TT_CPU, sz.tape);
-    tt_heap grads;
-    tt_heap_init(&grads, "gradients", TT_CPU, sz.grads, sz.grad_blocks);
-    tt_rng dropout;
-    tt_rng_init(&dropout, seed, TT_STREAM_DROPOUT);
-    tt_graph g;
-    tt_graph_init(&g, &data, &meta, &dropout);
-    tt_graph_set_grad_heap(&g, &grads);
-    g.training = true;
-    const int B = c->B, T = c->T, n_steps = warmup + steps;
-    int32_t *tokens = tt_xmalloc((size_t)B * T * sizeof(int32_t));
-    int32_t *targets = tt_xmalloc((size_t)B * T * sizeof(int32_t));
-    int32_t *pad = tt_xcalloc((size_t)B * T, sizeof(int32_t)); /* no padding, as ./train passes */
-    uint64_t s = seed;
-    for (int i = 0; i < B * T; i++) {
-        tokens[i] = (int32_t)(next_u64(&s) % (uint64_t)c->V);
-        targets[i] = (int32_t)(next_u64(&s) % (uint64_t)c->V);
+    char *spec = bench_spec_json(&b);
+    printf("{\"spec\": %s}\n", spec);
+    free(spec);
+    if (spec_only) {
+        bench_free(&b);
+        return 0;
     }
-    double *ms = tt_xmalloc((size_t)n_steps * sizeof(double));
+    /* Everything is allocated here, before the first step, as ./train does. */
+    if (bench_init(&b, err, sizeof err)) {
+        fprintf(stderr, "bench_step: %s\n", err);
+        bench_free(&b);
+        return 2;
+    }
+    tt_run *r = &b.r;
+    const int most = warmup + (auto_steps ? 1000 : steps);
+    double *ms = tt_xmalloc((size_t)most * sizeof(double));
+    double *warm = tt_xmalloc((size_t)(warmup + 1) * sizeof(double)); /* --steps auto's */
     double first_loss = 0, last_loss = 0;
-
+    int epoch = 0, n_steps = auto_steps ? warmup + 30 : most;
+    r->g.training = true;
     for (int k = 0; k < n_steps; k++) {
-        double t0 = now_s();
-        tt_graph_reset(&g);
-        tt_var *tok = tt_var_from_host(&g, tt_shape2(B, T), TT_I32, tokens, false);
-        tt_var *pm = tt_var_from_host(&g, tt_shape2(B, T), TT_I32, pad, false);
-        tt_var *logits = tt_model_forward(&g, &model, tok, &pm->val, NULL);
-        tt_var *tgt = tt_var_from_host(&g, tt_shape2(B, T), TT_I32, targets, false);
-        tt_var *loss = tt_cross_entropy(&g, logits, tgt);
-        real l;
-        be->to_host(&l, loss->val.data, sizeof l);
-        tt_params_zero_grad(&model.params);
-        tt_backward(&g, loss);
-        tt_optim_step(&opt, oc.train.lr);
+        const int s = k % r->steps_per_epoch;
+        if (s == 0) /* an epoch's start, untimed in ./train too */
+            tt_shuffle(r->order, r->data.train.n, (uint64_t)r->cfg.seed, ++epoch);
+        double grad_norm = 0, lr = 0, t0 = now_s();
+        double l = tt_run_step(r, s, &grad_norm, &lr);
         ms[k] = (now_s() - t0) * 1e3;
-        if (!isfinite((double)l)) {
-            fprintf(stderr, "bench_step: %s step %d: the loss is %g\n", c->name, k, (double)l);
+        if (!isfinite(l)) {
+            fprintf(stderr, "bench_step: %s step %d: the loss is %g\nHINT: lower train.lr, or "
+                    "set train.grad_clip\n", b.name, k + 1, l);
             return 1;
         }
-        if (k == 0) first_loss = (double)l;
-        last_loss = (double)l;
+        r->step++;
+        if (k == 0) first_loss = l;
+        last_loss = l;
+        if (auto_steps && k + 1 == warmup) { /* about 1 s of steps at the warm-up's pace */
+            memcpy(warm, ms, (size_t)warmup * sizeof(double));
+            double n = ceil(1000.0 / fmax(median(warm, warmup), 1e-3));
+            n_steps = warmup + (int)fmin(fmax(n, 30), 1000);
+        }
     }
+    steps = n_steps - warmup;
     double rss = peak_rss_mb(); /* before anything else is allocated */
 
     double *timed = ms + warmup;
     double mean = 0;
     for (int k = 0; k < steps; k++) mean += timed[k] / steps;
     double med = median(timed, steps), lo = timed[0], hi = timed[steps - 1];
+    const int B = r->batch.B, T = r->batch.T;
     double tok_s = B * T / (med * 1e-3);
-    double flops = step_flops(c), gflops = flops / (med * 1e-3) * 1e-9;
-    printf("bench_step %s: V=%d T=%d d=%d h=%d L=%d d_ff=%d B=%d, %lld params, %d threads "
-           "(OPENBLAS_CORETYPE=%s, core %s)\n", c->name, c->V, T, c->d, c->h, c->L, c->d_ff, B,
-           (long long)model.params.numel, be->get_threads(), coretype, openblas_get_corename());
+    double flops = bench_step_flops(&b), gflops = flops / (med * 1e-3) * 1e-9;
+    describe(&b, coretype);
     printf("  %d warm-up + %d timed steps: median %.2f ms (min %.2f, mean %.2f, max %.2f), "
            "%.0f tok/s\n", warmup, steps, med, lo, mean, hi, tok_s);
     const double MB = 1048576.0;
-    printf("  matmul %.3f GFLOP per step -> %.1f GFLOP/s; peak RSS %.1f MB; step arena high "
+    printf("  matmul %.3f GFLOP per step%s -> %.1f GFLOP/s; peak RSS %.1f MB; step arena high "
            "%.1f of %.1f MB; gradient heap high %.1f touched, %.1f in use, of %.1f MB\n",
-           flops * 1e-9, gflops, rss, (double)data.high / MB, (double)data.cap / MB,
-           (double)grads.high_end / MB, (double)grads.high_used / MB, (double)grads.cap / MB);
-    printf("  loss %.4f (step 1) -> %.4f (step %d); ln(V) = %.4f\n", first_loss, last_loss,
-           n_steps, log((double)c->V));
-    printf("{\"impl\": \"ours\", \"config\": \"%s\", \"threads\": %d, \"coretype\": \"%s\", "
-           "\"warmup\": %d, \"steps\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
-           "\"mean_ms\": %.4f, \"tokens_per_s\": %.1f, \"step_gflop\": %.6f, \"gflops\": %.2f, "
-           "\"peak_rss_mb\": %.2f, \"arena_high_mb\": %.2f, \"heap_high_mb\": %.2f, "
-           "\"params\": %lld, \"first_loss\": %.6f, \"last_loss\": %.6f}\n",
-           c->name, be->get_threads(), coretype, warmup, steps, med, lo, mean, tok_s,
-           flops * 1e-9, gflops, rss, (double)data.high / MB, (double)grads.high_end / MB,
-           (long long)model.params.numel, first_loss, last_loss);
-
+           flops * 1e-9, r->cfg.model.causal ? " (attention: the causal half)" : "", gflops,
+           rss, (double)r->arena.high / MB, (double)r->arena.cap / MB,
+           (double)r->grads.high_end / MB, (double)r->grads.high_used / MB,
+           (double)r->grads.cap / MB);
+    printf("  loss %.4f (step 1) -> %.4f (step %d); ln(n_out) = %.4f\n", first_loss, last_loss,
+           n_steps, log((double)tt_corpus_n_out(&r->data)));
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "impl", "ours");
+    cJSON_AddStringToObject(o, "config", b.name);
+    cJSON_AddNumberToObject(o, "threads", r->g.be->get_threads());
+    cJSON_AddStringToObject(o, "coretype", coretype);
+    cJSON_AddNumberToObject(o, "warmup", warmup);
+    cJSON_AddNumberToObject(o, "steps", steps);
+    add_num(o, "median_ms", med);
+    add_num(o, "min_ms", lo);
+    add_num(o, "mean_ms", mean);
+    add_num(o, "tokens_per_s", tok_s);
+    cJSON_AddNumberToObject(o, "step_gflop", flops * 1e-9); /* whole: a small model's is tiny */
+    add_num(o, "gflops", gflops);
+    add_num(o, "peak_rss_mb", rss);
+    add_num(o, "arena_high_mb", (double)r->arena.high / MB);
+    add_num(o, "heap_high_mb", (double)r->grads.high_end / MB);
+    cJSON_AddNumberToObject(o, "params", (double)r->model.params.numel);
+    add_num(o, "first_loss", first_loss);
+    add_num(o, "last_loss", last_loss);
+    char *line = cJSON_PrintUnformatted(o);
+    printf("%s\n", line);
+    free(line);
+    cJSON_Delete(o);
     free(ms);
-    free(tokens);
-    free(targets);
-    free(pad);
-    tt_arena_free(&data);
-    tt_arena_free(&meta);
-    tt_heap_destroy(&grads);
-    tt_optim_free(&opt);
-    tt_model_free(&model);
+    free(warm);
+    bench_free(&b);
     return 0;
 }

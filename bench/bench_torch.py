@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """bench_torch.py: PyTorch's time and memory for the training step that bench_step.c times.
 
-The same three configs with stock modules (nn.Embedding, a sinusoidal buffer, nn.Dropout,
-nn.TransformerEncoder of post-LN ReLU nn.TransformerEncoderLayer with dropout 0.1, which in
-PyTorch 1.13 also drops attention weights, an nn.Linear head, F.cross_entropy) and
-torch.optim.AdamW (lr 1e-3, weight decay 0.01), on the CPU in train mode. A step is zero_grad,
-forward, loss, backward, optimizer step. One config per process, so that peak RSS
-(ru_maxrss) is that config's; prints a readable line and then one JSON line.
+The model comes from the spec bench_step prints (one JSON line: `build/bench_step --config X
+--spec`), never from a table of its own, built by scripts/torch_eval.py's Model from stock
+modules (nn.Embedding, nn.Embedding positions when learned or a sinusoidal buffer, nn.Dropout,
+nn.TransformerEncoder of nn.TransformerEncoderLayer with the spec's norm_first, activation and
+dropout, PyTorch 1.13's one dropout for residuals, FFN and attention weights, the attention
+module's set apart to attn_dropout, a final nn.LayerNorm for pre-LN, the causal mask as a float
+-inf mask, the attention scale 1/(temperature sqrt(dk)) or 1/temperature folded into the query
+rows of in_proj once at the start: the same work per step as stock), an nn.Linear head
+(classify: after pooling the way the model does), F.cross_entropy, and torch.optim.AdamW or SGD
+with the spec's settings, clip_grad_norm_ when grad_clip is set. A step is zero_grad, forward, loss, backward, (clipping,) optimizer step, on the CPU in train
+mode, over a few batches of random tokens with the spec's B, T, V and n_out, taken in turn. One
+config per process, so that peak RSS (ru_maxrss) is that config's; prints a readable line,
+what differs from ours, then one JSON line.
 
 Debian's python3-torch lives under /usr/bin/python3; when `import torch` fails (a pyenv python3
 on PATH) the script re-executes itself there, and prints "SKIP: PyTorch not installed" and exits
 0 when there is no torch at all.
 
-  python3 bench/bench_torch.py --config tiny --threads 2
-  OMP_WAIT_POLICY=PASSIVE python3 bench/bench_torch.py --config medium
+  python3 bench/bench_torch.py --config gpt-small --threads 2       # asks build/bench_step
+  python3 bench/bench_torch.py --spec "$(build/bench_step --config configs/lm.json --spec)"
+  OMP_WAIT_POLICY=PASSIVE python3 bench/bench_torch.py --spec spec.json --steps 30
 """
 import argparse
 import json
@@ -21,24 +29,48 @@ import math
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 
-CONFIGS = {  # V, T, d, h, L, d_ff, B: the same as bench_step.c
-    "tiny": (64, 16, 64, 4, 2, 256, 32),
-    "small": (256, 64, 128, 4, 4, 512, 32),
-    "medium": (1024, 128, 256, 8, 6, 1024, 16),
-}
 SYSTEM_PYTHON = "/usr/bin/python3"
+HERE = os.path.dirname(os.path.abspath(__file__))
+BATCHES = 8  # random batches taken in turn, as bench_step's named configs have
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--config", required=True, choices=sorted(CONFIGS))
-    p.add_argument("--threads", type=int, default=2)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--spec", help="bench_step's spec: the JSON text, or a file holding it")
+    src.add_argument("--config", help="a named config or a config file: its spec is asked of "
+                     "bench_step (--bench-step)")
+    p.add_argument("--bench-step", default=os.environ.get("BENCH_STEP") or
+                   os.path.join(os.path.dirname(HERE), "build", "bench_step"))
+    p.add_argument("--threads", type=int, help="default: the spec's threads")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=30)
     return p.parse_args()
+
+
+def load_spec(args):
+    """The spec as a dict; accepts the spec object or bench_step's {"spec": ...} line."""
+    if args.config is not None:
+        run = subprocess.run([args.bench_step, "--config", args.config, "--spec"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.stderr.write(run.stderr or f"bench_torch: {args.bench_step} failed\n")
+            sys.exit(2)
+        text = run.stdout
+    elif args.spec.lstrip().startswith("{"):
+        text = args.spec
+    else:
+        with open(args.spec, encoding="utf-8") as f:
+            text = f.read()
+    try:
+        spec = json.loads(text.strip().splitlines()[-1])
+    except (ValueError, IndexError) as e:
+        sys.exit(f"bench_torch: the spec is not one line of JSON ({e}): {text[:200]!r}")
+    return spec.get("spec", spec)
 
 
 def import_torch():
@@ -56,76 +88,120 @@ def import_torch():
     sys.exit(0)
 
 
+def differences(s):
+    """What this side does not reproduce of ours, in words (timing-neutral or close to it)."""
+    out = []
+    if s.get("pad_share", 0) > 0:
+        out.append(f"ours has the data's padding ({100 * s['pad_share']:.1f}% of the positions, "
+                   "masked keys, ignored targets); PyTorch random tokens, no padding")
+    if s["schedule"] != "constant" or s["warmup_steps"] > 0:
+        out.append(f"ours follows the {s['schedule']} schedule (warm-up {s['warmup_steps']}); "
+                   "PyTorch a constant lr")
+    if s["device"] != "cpu":
+        out.append(f"ours runs on {s['device']}; PyTorch on the CPU")
+    return out
+
+
+def build(s):
+    """The model as scripts/torch_eval.py builds it from a config's model keys (the one
+    stock-PyTorch form of ours: positions, norms, dropouts, the causal mask, the attention
+    scale folded into the query rows), and the logits of a batch: per token, or classify's
+    pooling (no padding: the mean over every token, or the first) then the head."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+    from torch_eval import Model
+
+    keys = ("max_len", "positional", "norm", "activation", "causal", "dropout", "attn_dropout",
+            "attn_scale", "attn_temperature", "embed_scale")
+    m = {"d_model": s["d"], "n_heads": s["h"], "n_layers": s["L"], "d_ff": s["d_ff"],
+         **{k: s[k] for k in keys}}
+    model = Model(m, s["V"], s["n_out"], s["T"])
+    model.scale_queries()
+
+    def logits(tokens):
+        h = model(tokens, None)
+        if s["task"] == "classify":
+            h = h[:, 0] if s.get("pool") == "first" else h.mean(1)
+        return model.head(h)
+
+    return model, logits
+
+
+def batches(torch, s):
+    """BATCHES pairs (tokens [B,T], targets) of random ids: targets [B,T] in [0, n_out), [B]
+    for classify, and for mlm a target only where a token would be masked (else -100)."""
+    g = torch.Generator().manual_seed(s["seed"])
+    B, T, out = s["B"], s["T"], []
+    for _ in range(BATCHES):
+        tokens = torch.randint(3, max(s["V"], 4), (B, T), generator=g)
+        shape = (B,) if s["task"] == "classify" else (B, T)
+        targets = torch.randint(0, s["n_out"], shape, generator=g)
+        if s["task"] == "mlm":
+            keep = torch.rand((B, T), generator=g) < s["mask_prob"]
+            targets = torch.where(keep, targets, torch.full_like(targets, -100))
+        out.append((tokens, targets))
+    return out
+
+
 def main():
     args = parse_args()
+    s = load_spec(args)
+    threads = args.threads or s.get("threads") or 2
     # OpenBLAS (PyTorch's BLAS in Debian) sizes its own pool from this, not from
     # torch.set_num_threads: without it --threads 1 would still run 2-thread gemms.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
     torch = import_torch()
-    from torch import nn
+    torch.set_num_threads(threads)
+    torch.manual_seed(s["seed"])
+
     import torch.nn.functional as F
 
-    V, T, d, h, L, d_ff, B = CONFIGS[args.config]
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(1234)
-
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed = nn.Embedding(V, d)
-            pos = torch.arange(T, dtype=torch.float32).unsqueeze(1)
-            div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
-            pe = torch.zeros(T, d)
-            pe[:, 0::2] = torch.sin(pos * div)
-            pe[:, 1::2] = torch.cos(pos * div)
-            self.register_buffer("pe", pe)
-            self.drop = nn.Dropout(0.1)
-            layer = nn.TransformerEncoderLayer(d, h, d_ff, dropout=0.1, activation="relu",
-                                               batch_first=True)
-            self.encoder = nn.TransformerEncoder(layer, L, enable_nested_tensor=False)
-            self.head = nn.Linear(d, V)
-
-        def forward(self, tokens):
-            x = self.drop(self.embed(tokens) + self.pe[: tokens.shape[1]])
-            return self.head(self.encoder(x))
-
-    model = Model()
+    model, logits = build(s)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    g = torch.Generator().manual_seed(1234)
-    tokens = torch.randint(0, V, (B, T), generator=g)
-    targets = torch.randint(0, V, (B, T), generator=g)
+    params = list(model.parameters())
+    if s["optimizer"] == "sgd":
+        opt = torch.optim.SGD(params, lr=s["lr"], momentum=s["momentum"],
+                              weight_decay=s["weight_decay"])
+    else:
+        opt = torch.optim.AdamW(params, lr=s["lr"], betas=(s["beta1"], s["beta2"]),
+                                eps=s["eps"], weight_decay=s["weight_decay"])
+    data = batches(torch, s)
 
     ms, losses = [], []
-    for _ in range(args.warmup + args.steps):
+    for k in range(args.warmup + args.steps):
+        tokens, targets = data[k % len(data)]
         t0 = time.perf_counter()
         opt.zero_grad()
-        logits = model(tokens)
-        loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+        loss = F.cross_entropy(logits(tokens).reshape(-1, s["n_out"]), targets.reshape(-1))
         loss.backward()
+        if s["grad_clip"] > 0:
+            torch.nn.utils.clip_grad_norm_(params, s["grad_clip"])
         opt.step()
         losses.append(loss.item())
         ms.append((time.perf_counter() - t0) * 1e3)
     if not all(math.isfinite(x) for x in losses):
-        print(f"bench_torch: {args.config}: non-finite loss {losses}", file=sys.stderr)
+        print(f"bench_torch: {s['name']}: non-finite loss {losses}", file=sys.stderr)
         sys.exit(1)
     timed = ms[args.warmup:]
     med = statistics.median(timed)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
-    params = sum(p.numel() for p in model.parameters())
+    B, T = s["B"], s["T"]
     omp_wait = os.environ.get("OMP_WAIT_POLICY", "unset")
-    print(f"bench_torch {args.config}: torch {torch.__version__}, {torch.get_num_threads()} "
+    differs = differences(s)
+    print(f"bench_torch {s['name']}: torch {torch.__version__}, {torch.get_num_threads()} "
           f"threads, OMP_WAIT_POLICY={omp_wait}: median {med:.2f} ms (min {min(timed):.2f}), "
           f"{B * T / (med * 1e-3):.0f} tok/s, peak RSS {rss_mb:.1f} MB")
+    for line in differs:
+        print(f"  differs: {line}")
     print(json.dumps({
-        "impl": "torch", "config": args.config, "torch": torch.__version__,
+        "impl": "torch", "config": s["name"], "torch": torch.__version__,
         "threads": torch.get_num_threads(), "omp_wait_policy": omp_wait,
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "coretype": os.environ.get("OPENBLAS_CORETYPE") or "unset",
         "warmup": args.warmup, "steps": args.steps, "median_ms": round(med, 4),
         "min_ms": round(min(timed), 4), "mean_ms": round(statistics.fmean(timed), 4),
         "tokens_per_s": round(B * T / (med * 1e-3), 1), "peak_rss_mb": round(rss_mb, 2),
-        "params": params, "first_loss": round(losses[0], 6), "last_loss": round(losses[-1], 6),
+        "params": sum(p.numel() for p in params), "first_loss": round(losses[0], 6),
+        "last_loss": round(losses[-1], 6), "differs": differs,
     }))
 
 

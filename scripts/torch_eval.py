@@ -47,7 +47,10 @@ def read_safetensors(path):
 
 
 class Model(nn.Module):
-    """docs/design.md, "The model", with stock modules and the checkpoint's tensor names."""
+    """docs/design.md, "The model", with stock modules and the checkpoint's tensor names. The
+    config's dropouts act in train mode only (bench/bench_torch.py trains this model): PyTorch
+    1.13's layer has one dropout for residuals, FFN and attention weights, so each layer's
+    attention module gets attn_dropout apart."""
 
     def __init__(self, m, vocab, n_out, seq_len):
         super().__init__()
@@ -60,13 +63,16 @@ class Model(nn.Module):
             angle = pos / 10000.0 ** ((torch.arange(d) // 2 * 2).double() / d)
             pe = torch.where(torch.arange(d) % 2 == 0, torch.sin(angle), torch.cos(angle))
             self.register_buffer("pe", pe.float(), persistent=False)
-        pre = m["norm"] == "pre"
-        layer = nn.TransformerEncoderLayer(d, m["n_heads"], m["d_ff"], dropout=0.0,
+        pre, drop = m["norm"] == "pre", m["dropout"]
+        self.drop = nn.Dropout(drop) if drop > 0 else nn.Identity()
+        layer = nn.TransformerEncoderLayer(d, m["n_heads"], m["d_ff"], dropout=drop,
                                            activation=m["activation"], layer_norm_eps=1e-5,
                                            batch_first=True, norm_first=pre)
         self.encoder = nn.TransformerEncoder(layer, m["n_layers"],
                                              norm=nn.LayerNorm(d, eps=1e-5) if pre else None,
                                              enable_nested_tensor=False)
+        for lay in self.encoder.layers:  # MultiheadAttention reads it at every call
+            lay.self_attn.dropout = m["attn_dropout"]
         self.head = nn.Linear(d, n_out)
         causal = torch.full((seq_len, seq_len), float("-inf")).triu(1)
         self.causal = causal if m["causal"] else None
@@ -84,11 +90,11 @@ class Model(nn.Module):
                 layer.self_attn.in_proj_bias[:d] *= scale * math.sqrt(dk)
 
     def forward(self, tokens, pad):
-        """tokens, pad [B,T] (pad True at padding) -> hidden states [B,T,d]."""
+        """tokens, pad [B,T] (pad True at padding, or None) -> hidden states [B,T,d]."""
         T = tokens.shape[1]
         x = self.embed(tokens) * (math.sqrt(self.m["d_model"]) if self.m["embed_scale"] else 1)
         x = x + (self.pos_embed.weight[:T] if self.m["positional"] == "learned" else self.pe[:T])
-        return self.encoder(x, mask=self.causal, src_key_padding_mask=pad)
+        return self.encoder(self.drop(x), mask=self.causal, src_key_padding_mask=pad)
 
 
 def philox_uniforms(seed, stream, first, n):

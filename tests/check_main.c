@@ -47,6 +47,8 @@ int main(int argc, char **argv)
         {"faults", faults_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
+#else
+        {"bench", bench_suite}, /* bench_step is a float32 program */
 #endif
 #ifdef TT_WITH_CUDA
         {"cuda", cuda_suite},

@@ -1,10 +1,10 @@
-/* loop.c: the training loop of ./train. Each epoch: shuffle, steps (forward, loss, backward,
- * clip, schedule, optimizer), a metrics line per output.log_every steps (metrics.c),
- * validation, an evaluation line, a checkpoint when due. A loss that is not finite stops the
- * run before the optimizer touches the parameters; a signal (signals.c) after the current step,
- * with a checkpoint of that point (step_NNNNNNNN mid-epoch), from which a resume continues the
- * epoch exactly. On a terminal a progress line, as wide as the terminal allows, is redrawn in
- * place. The run's folder is folder.c's. */
+/* loop.c: the training loop of ./train. Each epoch: shuffle, steps (tt_run_step: forward, loss,
+ * backward, clip, schedule, optimizer; bench/bench_step.c times that same call), a metrics line
+ * per output.log_every steps (metrics.c), validation, an evaluation line, a checkpoint when due.
+ * A loss that is not finite stops the run before the optimizer touches the parameters; a
+ * signal (signals.c) after the current step, with a checkpoint of that point (step_NNNNNNNN
+ * mid-epoch), from which a resume continues the epoch exactly. On a terminal a progress line,
+ * as wide as the terminal allows, is redrawn in place. The run's folder is folder.c's. */
 #include "train/run/probes.h"
 
 #include <math.h>
@@ -91,6 +91,24 @@ static void progress(const tt_run *r, int step_in_epoch, double loss, double tps
     fflush(stdout);
 }
 
+double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr)
+{
+    const tt_config *c = &r->cfg;
+    tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * r->batch.B, &r->mask,
+                  c->data.mask_prob);
+    tt_var *logits;
+    tt_var *loss = tt_run_forward(r, &r->batch, &logits, NULL);
+    real l;
+    r->g.be->to_host(&l, loss->val.data, sizeof l);
+    if (!isfinite((double)l)) return (double)l; /* before anything is updated */
+    tt_params_zero_grad(&r->model.params);
+    tt_backward(&r->g, loss);
+    *grad_norm = tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
+    *lr = tt_run_lr(r, r->step);
+    tt_optim_step(&r->opt, *lr);
+    return (double)l;
+}
+
 /* One epoch of training, from step r->epoch_step of it (a mid-epoch checkpoint's); 0 when the
  * epoch is done, 1 when a signal stops it before its last step, or -1 with err filled (a loss
  * that is not finite, a metrics line that cannot be written). */
@@ -105,31 +123,21 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
     const int64_t tokens0 = r->epoch_tokens; /* tokens per second: this process's share */
     r->g.training = true;
     for (int s = r->epoch_step; s < r->steps_per_epoch; s++) {
-        tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * r->batch.B, &r->mask,
-                      c->data.mask_prob);
-        tt_var *logits;
-        tt_var *loss = tt_run_forward(r, &r->batch, &logits, NULL);
-        real l;
-        r->g.be->to_host(&l, loss->val.data, sizeof l);
-        if (!isfinite((double)l)) {
+        double lr = 0, l = tt_run_step(r, s, grad_norm, &lr);
+        if (!isfinite(l)) {
             if (tty) printf("\n");
             return tt_errorf(err, errlen, "step %lld (epoch %d): the loss is %g; stopping before "
                              "the update. The checkpoints already written are intact.\nHINT: "
                              "lower train.lr, or set train.grad_clip", (long long)r->step + 1,
-                             r->epoch + 1, (double)l);
+                             r->epoch + 1, l);
         }
-        tt_params_zero_grad(&r->model.params);
-        tt_backward(&r->g, loss);
-        *grad_norm = tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
-        double lr = tt_run_lr(r, r->step);
-        tt_optim_step(&r->opt, lr);
         r->step++;
         r->epoch_step = s + 1;
-        r->epoch_loss_sum += (double)l;
+        r->epoch_loss_sum += l;
         r->epoch_tokens += r->batch.n_tokens;
-        if (r->on_step) r->on_step(r, (double)l, *grad_norm, r->on_step_ctx);
+        if (r->on_step) r->on_step(r, l, *grad_norm, r->on_step_ctx);
         tps = (double)(r->epoch_tokens - tokens0) / (now() - t0);
-        const tt_metrics_row m = {(double)l, lr, *grad_norm, tps};
+        const tt_metrics_row m = {l, lr, *grad_norm, tps};
         if (r->step % c->output.log_every == 0 && tt_metrics_step(r, &m, err, errlen)) {
             if (tty) printf("\n");
             return -1;

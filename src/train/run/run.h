@@ -103,6 +103,14 @@ typedef struct tt_eval {
  * each head's attention entropy (natural log) averaged over every real query row. */
 tt_eval tt_run_evaluate(tt_run *r);
 
+/* loop.c: one training step, the body of the training loop (and what bench/bench_step.c
+ * times): batch s of the epoch's order (r->order) filled, forward in training mode as r->g
+ * has it, the loss to the host; then, if it is finite, zero grad, backward, clipping
+ * (train.grad_clip: *grad_norm gets the norm before it) and the optimizer step at the rate of
+ * step r->step (*lr). Returns the loss; one that is not finite returns before anything is
+ * updated. The caller advances r->step. */
+double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr);
+
 /* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps
  * (checkpoints/ and attention/ are made with their first file). A run resumed from a mid-epoch
  * checkpoint (epoch_step > 0) goes on at that step of the epoch's shuffle. When a signal was
