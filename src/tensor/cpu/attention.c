@@ -28,11 +28,14 @@ static ptrdiff_t head_at(int ld, int T, int b, int h, int HS)
     return (ptrdiff_t)b * T * ld + (ptrdiff_t)h * HS;
 }
 
-/* reals of one pool thread's scratch: D (T,T) [and dP (T,T) backward], then a causal head's
- * transposed K or V (HS,T) */
+/* reals of one pool thread's scratch: D (T,T), the dropped weights, [then dP (T,T) backward].
+ * A causal head's transposed K or V (HS,T) borrows D's room: K^T is used up before D is made,
+ * and D (backward) before V^T is made. So the scratch grows past the bidirectional one only
+ * when HS > T. */
 static int64_t scratch_reals(const tt_attn_desc *a, bool backward)
 {
-    return (backward ? 2 : 1) * (int64_t)a->T * a->T + (int64_t)a->HS * a->T;
+    int64_t d = (int64_t)a->T * (a->HS > a->T ? a->HS : a->T);
+    return d + (backward ? (int64_t)a->T * a->T : 0);
 }
 
 /* keys of query row i that are computed: a causal head's prefix, else all */
@@ -203,7 +206,7 @@ static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
     const tt_attn_desc *a = j->a;
     const int T = a->T, HS = a->HS;
     const int64_t TT = (int64_t)T * T;
-    real *scratch = j->scratch + tid * scratch_reals(a, false), *Bt = scratch + TT;
+    real *scratch = j->scratch + tid * scratch_reals(a, false), *Bt = scratch;
     for (int64_t bh = lo; bh < hi; bh++) {
         int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
         real *P = j->att + bh * TT;
@@ -238,7 +241,8 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
     const tt_attn_desc *a = j->a;
     const int T = a->T, HS = a->HS;
     const int64_t TT = (int64_t)T * T;
-    real *D = j->scratch + tid * scratch_reals(a, true), *dP = D + TT, *Bt = dP + TT;
+    real *D = j->scratch + tid * scratch_reals(a, true), *Bt = D;
+    real *dP = D + scratch_reals(a, false);
     for (int64_t bh = lo; bh < hi; bh++) {
         int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
         const real *P = j->catt + bh * TT;
