@@ -241,7 +241,6 @@ START_TEST(test_eval_mode_no_dropout)
 }
 END_TEST
 
-
 /* One causal kernel call pair (forward, then backward into prefilled gradients) on B = 2
  * sequences of NH = 2 heads. Packed: q, k, v column blocks of one [B,T,3D] buffer, out rows of
  * stride D + 3 (columns the kernel must leave alone); else three [B,T,D] buffers. pad: the

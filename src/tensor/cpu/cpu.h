@@ -36,6 +36,7 @@ bool tt_cpu_have_avx2_fma(void);
 typedef enum tt_tri { TT_TRI_FULL, TT_TRI_COLS, TT_TRI_K_UPTO, TT_TRI_K_FROM } tt_tri;
 void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const real *A, int lda,
                      const real *B, int ldb, real *C, int ldc, bool add);
+/* dst (K,N) = src (N,K)^T, src of row stride lds (the B of TT_TRI_COLS) */
 void tt_cpu_transpose(real *dst, const real *src, int N, int K, int lds);
 /* Columns [0, tt_tri_cols(i, T)) of query row i are the keys a causal head computes: keys
  * j <= i, rounded up to a whole vector of 8 (the masked ones inside it are set to -inf). */

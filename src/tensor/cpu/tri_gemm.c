@@ -59,16 +59,15 @@ static void tri_plain(tt_tri tri, bool ta, int M, int N, int K, real alpha, cons
 #ifdef TRI_AVX2
 #include <immintrin.h>
 
-/* C (R, 8V) = alpha op(A) B (+ C) over k in [kb, ke), with R, V, ta constants after inlining;
- * lanes < 8: the last vector has that many columns, read and written under a mask (B's and
+/* C (R, 8V) = alpha op(A) B (+ C) over k in [kb, ke), with R, V, ta, part constants after
+ * inlining; part: the last vector has `lanes` columns, read and written under a mask (B's and
  * C's columns past it may not exist) */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-tile(const int R, const int V, const bool ta, int kb, int ke, float alpha, const float *A,
-     int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes)
+tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, float alpha,
+     const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes)
 {
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const bool part = lanes < 8;
     __m256 acc[TRI_R][3];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < V; v++) acc[r][v] = _mm256_setzero_ps();
@@ -99,22 +98,27 @@ tile(const int R, const int V, const bool ta, int kb, int ke, float alpha, const
         }
 }
 
-/* one tile of R rows (1..4) and V vectors (1..3), the constants spelled out for the compiler */
+/* one tile of R rows (1..4) and V vectors (1..3, or one partial vector when lanes < 8), the
+ * constants spelled out for the compiler */
 #define TILE_ARGS kb, ke, alpha, A, lda, B, ldb, C, ldc, add, lanes
 #define TILE_CASES(TA)                                                                          \
-    switch (R * 4 + V) {                                                                        \
-    case 5: tile(1, 1, TA, TILE_ARGS); break;                                                   \
-    case 6: tile(1, 2, TA, TILE_ARGS); break;                                                   \
-    case 7: tile(1, 3, TA, TILE_ARGS); break;                                                   \
-    case 9: tile(2, 1, TA, TILE_ARGS); break;                                                   \
-    case 10: tile(2, 2, TA, TILE_ARGS); break;                                                  \
-    case 11: tile(2, 3, TA, TILE_ARGS); break;                                                  \
-    case 13: tile(3, 1, TA, TILE_ARGS); break;                                                  \
-    case 14: tile(3, 2, TA, TILE_ARGS); break;                                                  \
-    case 15: tile(3, 3, TA, TILE_ARGS); break;                                                  \
-    case 17: tile(4, 1, TA, TILE_ARGS); break;                                                  \
-    case 18: tile(4, 2, TA, TILE_ARGS); break;                                                  \
-    default: tile(4, 3, TA, TILE_ARGS); break;                                                  \
+    switch (lanes < 8 ? R : R * 4 + V) {                                                        \
+    case 1: tile(1, 1, TA, true, TILE_ARGS); break;                                             \
+    case 2: tile(2, 1, TA, true, TILE_ARGS); break;                                             \
+    case 3: tile(3, 1, TA, true, TILE_ARGS); break;                                             \
+    case 4: tile(4, 1, TA, true, TILE_ARGS); break;                                             \
+    case 5: tile(1, 1, TA, false, TILE_ARGS); break;                                            \
+    case 6: tile(1, 2, TA, false, TILE_ARGS); break;                                            \
+    case 7: tile(1, 3, TA, false, TILE_ARGS); break;                                            \
+    case 9: tile(2, 1, TA, false, TILE_ARGS); break;                                            \
+    case 10: tile(2, 2, TA, false, TILE_ARGS); break;                                           \
+    case 11: tile(2, 3, TA, false, TILE_ARGS); break;                                           \
+    case 13: tile(3, 1, TA, false, TILE_ARGS); break;                                           \
+    case 14: tile(3, 2, TA, false, TILE_ARGS); break;                                           \
+    case 15: tile(3, 3, TA, false, TILE_ARGS); break;                                           \
+    case 17: tile(4, 1, TA, false, TILE_ARGS); break;                                           \
+    case 18: tile(4, 2, TA, false, TILE_ARGS); break;                                           \
+    default: tile(4, 3, TA, false, TILE_ARGS); break;                                           \
     }
 
 __attribute__((target("avx2,fma"))) static void tile_any(int R, int V, bool ta, int kb, int ke,
