@@ -2,8 +2,9 @@
  * (matmul, scale, mask add, softmax, dropout, matmul), forward and backward, for every
  * combination of scale, temperature, masks and dropout; the packed layout against separate
  * q, k, v; the weights' invariants (rows sum to 1, causal and padding zeros, an all-masked row
- * gives zeros and no NaN); eval mode turning attention dropout off. */
-#include "testutil.h"
+ * gives zeros and no NaN); eval mode turning attention dropout off; causal heads that skip the
+ * masked keys giving the bits of the full computation. */
+#include "kernel_ref.h"
 
 #include "autograd/ops.h"
 #include "autograd/params.h"
@@ -240,6 +241,100 @@ START_TEST(test_eval_mode_no_dropout)
 }
 END_TEST
 
+/* One causal kernel call pair (forward, then backward into prefilled gradients) on B = 2
+ * sequences of NH = 2 heads. Packed: q, k, v column blocks of one [B,T,3D] buffer, out rows of
+ * stride D + 3 (columns the kernel must leave alone); else three [B,T,D] buffers. pad: the
+ * second sequence padded from T/2 on, and key 1 of the first. */
+typedef struct skip_case {
+    int T, HS;
+    bool pad, packed;
+    double p;
+} skip_case;
+
+enum { SK_B = 2, SK_NH = 2, SK_BUFS = 6 }; /* buffers: out, att, keep, then gradients */
+
+static void causal_pass(const skip_case *c, bool full, void *buf[SK_BUFS], int64_t len[SK_BUFS])
+{
+    /* L: the sequence length (T names the other tests' one) */
+    const int L = c->T, D = SK_NH * c->HS, ld = c->packed ? 3 * D : D, ldo = c->packed ? D + 3 : D;
+    const int64_t nin = (int64_t)SK_B * L * ld, natt = (int64_t)SK_B * SK_NH * L * L;
+    len[0] = (int64_t)SK_B * L * ldo * (int64_t)sizeof(real); /* bytes */
+    len[1] = natt * (int64_t)sizeof(real);
+    len[2] = c->p > 0 ? natt : 0;
+    real *in[3], *g[3];
+    for (int t = 0; t < 3; t++) {
+        bool own = !c->packed || t == 0; /* packed: one buffer, three column blocks */
+        in[t] = own ? randn(nin, 40 + (uint64_t)t) : in[0] + t * D;
+        g[t] = own ? randn(nin, 50 + (uint64_t)t) : g[0] + t * D;
+        len[3 + t] = own ? nin * (int64_t)sizeof(real) : 0;
+        buf[3 + t] = own ? g[t] : NULL;
+    }
+    const int64_t nout = (int64_t)SK_B * L * ldo;
+    real *out = randn(nout, 60), *dO = randn(nout, 61);
+    real *att = tt_test_alloc(natt);
+    uint8_t *keep = c->p > 0 ? tt_xmalloc((size_t)natt) : NULL;
+    int32_t *pad = NULL;
+    if (c->pad) {
+        pad = tt_xcalloc((size_t)(SK_B * L), sizeof *pad);
+        for (int j = L / 2; j < L; j++) pad[L + j] = 1;
+        if (L > 1) pad[1] = 1;
+    }
+    tt_attn_desc a = {.B = SK_B, .T = L, .NH = SK_NH, .HS = c->HS, .ldq = ld, .ldk = ld,
+                      .ldv = ld, .ldo = ldo, .scale = (real)(1 / sqrt((double)c->HS)),
+                      .causal = true, .p = (real)c->p, .full = full};
+    tt_rng r;
+    tt_rng_init(&r, 77, 3);
+    tt_rng at = tt_rng_take(&r, natt);
+    real *fs = tt_xmalloc(be->attention_scratch(&a, false)),
+         *bs = tt_xmalloc(be->attention_scratch(&a, true));
+    be->attention_forward(out, att, keep, in[0], in[1], in[2], pad, &a, at, fs);
+    be->attention_backward(g[0], g[1], g[2], dO, att, keep, in[0], in[1], in[2], &a, bs);
+    buf[0] = out;
+    buf[1] = att;
+    buf[2] = keep;
+    free_all(dO, fs, bs);
+    for (int t = 0; t < (c->packed ? 1 : 3); t++) free(in[t]);
+    free(pad);
+}
+
+/* the first byte where two results differ, as the element of `real`s or bytes it falls in */
+static void assert_same_bits(const skip_case *c, const char *what, const void *x, const void *y,
+                             int64_t bytes, bool reals)
+{
+    if (!bytes || !memcmp(x, y, (size_t)bytes)) return;
+    const unsigned char *bx = x, *by = y;
+    int64_t e = 0;
+    while (bx[e] == by[e]) e++;
+    if (reals) e /= (int64_t)sizeof(real);
+    double gx = reals ? (double)((const real *)x)[e] : bx[e];
+    double gy = reals ? (double)((const real *)y)[e] : by[e];
+    ck_abort_msg("T %d HS %d%s%s p %g: %s element %lld: skipping gives %.17g, full %.17g", c->T,
+                 c->HS, c->pad ? " pad" : "", c->packed ? " packed" : "", c->p, what,
+                 (long long)e, gx, gy);
+}
+
+START_TEST(test_causal_skip_same_bits)
+{
+    static const int Ts[] = {1, 5, 13, 16, 33, 64, 100}, HSs[] = {5, 8, 16, 32, 64};
+    static const char *const what[SK_BUFS] = {"out", "att", "keep", "dq (dqkv)", "dk", "dv"};
+    for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++)
+        for (size_t hi = 0; hi < sizeof HSs / sizeof *HSs; hi++)
+            for (int opt = 0; opt < 8; opt++) {
+                skip_case c = {.T = Ts[ti], .HS = HSs[hi], .pad = opt & 1, .packed = opt & 2,
+                               .p = opt & 4 ? 0.3 : 0.0};
+                void *skip[SK_BUFS], *full[SK_BUFS];
+                int64_t len[SK_BUFS];
+                causal_pass(&c, false, skip, len);
+                causal_pass(&c, true, full, len);
+                for (int k = 0; k < SK_BUFS; k++) {
+                    assert_same_bits(&c, what[k], skip[k], full[k], len[k], k != 2);
+                    free(skip[k]);
+                    free(full[k]);
+                }
+            }
+}
+END_TEST
+
 Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention");
@@ -250,5 +345,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_packed_equals_separate);
     tcase_add_test(tc, test_eval_mode_no_dropout);
     suite_add_tcase(s, tc);
+    TCase *skip = new_tcase(s, "causal skip");
+    tcase_add_test(skip, test_causal_skip_same_bits);
     return s;
 }

@@ -35,6 +35,7 @@ typedef struct tt_attn_desc {
     real scale; /* multiplies the scores */
     bool causal;
     real p; /* dropout on the weights, [0,1) */
+    bool full; /* tests only: a causal head computes the masked keys too (CPU; same results) */
 } tt_attn_desc;
 
 /* One gemm, as linear_backward takes it: C = alpha op(A) op(B) + beta C, row-major, no batch. */

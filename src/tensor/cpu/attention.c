@@ -9,7 +9,12 @@
  *   dD = dO V^T, dV += D^T dO, dP = dD * keep / (1 - p),
  *   dS = P * (dP - rowsum(dP * P)),  dQ += scale * dS K,  dK += scale * dS^T Q.
  * Masked entries have P = 0, so they get dS = 0 and the mask is not needed again.
- * The (batch, head) pairs are handed out over the pool, each with its own (T,T) scratch and
+ * A causal head works on query row i's keys [0, tt_tri_cols(i, T)) only, about half: the
+ * scores, softmax, dropout and dS on that prefix, the gemms on the triangle (tri_gemm.c); the
+ * rest of each att row is stored as zeros, and every result has the bits of the full
+ * computation (desc.full; reduce.h and tri_gemm.c say why). The dropout mask is still drawn
+ * whole, so keep holds every element's bit (and the rng cursor moves as before).
+ * The (batch, head) pairs are handed out over the pool, each with its own scratch and
  * single-threaded gemms: every head's work stays in its core's cache. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
@@ -23,19 +28,136 @@ static ptrdiff_t head_at(int ld, int T, int b, int h, int HS)
     return (ptrdiff_t)b * T * ld + (ptrdiff_t)h * HS;
 }
 
-/* dst (T,T) = att (T,T) * keep / (1 - p), or a copy when keep is NULL */
-static void dropped_weights(real *dst, const real *att, const uint8_t *keep, real p, int T)
+/* reals of one pool thread's scratch: D (T,T), the dropped weights, [then dP (T,T) backward].
+ * A causal head's transposed K or V (HS,T) borrows D's room: K^T is used up before D is made,
+ * and D (backward) before V^T is made. So the scratch grows past the bidirectional one only
+ * when HS > T. */
+static int64_t scratch_reals(const tt_attn_desc *a, bool backward)
 {
-    int64_t n = (int64_t)T * T;
-    if (!keep) {
-        for (int64_t e = 0; e < n; e++) dst[e] = att[e];
+    int64_t d = (int64_t)a->T * (a->HS > a->T ? a->HS : a->T);
+    return d + (backward ? (int64_t)a->T * a->T : 0);
+}
+
+/* keys of query row i that are computed: a causal head's prefix, else all */
+static int row_keys(const tt_attn_desc *a, int i)
+{
+    return a->causal && !a->full ? tt_tri_cols(i, a->T) : a->T;
+}
+
+/* The row passes of a head, each on row i's computed keys [0, row_keys(a, i)). Float32 on an
+ * AVX2 machine runs them compiled a second time for AVX2 (8 lanes where x86-64's SSE2 has 4):
+ * the same operations in the same order, without FMA (so no contraction either), so the same
+ * bits as the plain copy. */
+#if !defined(TT_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
+#define ROWS_AVX2 1
+#define ROWS_INLINE static inline __attribute__((always_inline))
+#else
+#define ROWS_INLINE static inline
+#endif
+
+/* dst (T,T) = att * keep / (1 - p) */
+ROWS_INLINE void dropped_body(const tt_attn_desc *a, real *dst, const real *att,
+                              const uint8_t *keep)
+{
+    const real s = R(1) / (R(1) - a->p);
+    for (int i = 0; i < a->T; i++) {
+        const int64_t r = (int64_t)i * a->T;
+        for (int e = 0, n = row_keys(a, i); e < n; e++) {
+            real v = att[r + e] * s; /* unconditional, then a select: the loop vectorises */
+            dst[r + e] = keep[r + e] ? v : R(0);
+        }
+    }
+}
+
+/* P (T,T): the scores in, the weights out (masked to -inf, softmax, zeros past the computed
+ * keys); D = P * keep / (1 - p) when keep */
+ROWS_INLINE void weight_body(const tt_attn_desc *a, real *P, real *D, const uint8_t *keep,
+                             const int32_t *pad)
+{
+    const int T = a->T;
+    for (int i = 0; i < T; i++) {
+        real *row = P + (int64_t)i * T;
+        int n = row_keys(a, i);
+        if (pad)
+            for (int jj = 0; jj < n; jj++) row[jj] = pad[jj] ? -R_INF : row[jj];
+        if (a->causal)
+            for (int jj = i + 1; jj < n; jj++) row[jj] = -R_INF;
+        tt_softmax_row(row, row, n);
+        for (int jj = n; jj < T; jj++) row[jj] = R(0);
+    }
+    if (keep) dropped_body(a, D, P, keep);
+}
+
+/* dP (T,T) in: dO V^T; out: dS = P * (dP' - rowsum(dP' * P)), dP' = dP * keep / (1 - p) */
+ROWS_INLINE void score_grad_body(const tt_attn_desc *a, real *dP, const real *P,
+                                 const uint8_t *keep)
+{
+    const int T = a->T;
+    const real s = keep ? R(1) / (R(1) - a->p) : R(1);
+    for (int i = 0; i < T; i++) {
+        const real *p = P + (int64_t)i * T;
+        real *g = dP + (int64_t)i * T;
+        int n = row_keys(a, i);
+        if (keep)
+            for (int jj = 0; jj < n; jj++) {
+                real v = g[jj] * s;
+                g[jj] = keep[(int64_t)i * T + jj] ? v : R(0);
+            }
+        real dot = tt_row_dot(g, p, n);
+        for (int jj = 0; jj < n; jj++) g[jj] = p[jj] * (g[jj] - dot);
+    }
+}
+
+#ifdef ROWS_AVX2
+__attribute__((target("avx2"))) static void dropped_avx2(const tt_attn_desc *a, real *dst,
+                                                         const real *att, const uint8_t *keep)
+{
+    dropped_body(a, dst, att, keep);
+}
+__attribute__((target("avx2"))) static void weight_avx2(const tt_attn_desc *a, real *P, real *D,
+                                                        const uint8_t *keep, const int32_t *pad)
+{
+    weight_body(a, P, D, keep, pad);
+}
+__attribute__((target("avx2"))) static void score_grad_avx2(const tt_attn_desc *a, real *dP,
+                                                            const real *P, const uint8_t *keep)
+{
+    score_grad_body(a, dP, P, keep);
+}
+#endif
+
+static void dropped_rows(const tt_attn_desc *a, real *dst, const real *att, const uint8_t *keep)
+{
+#ifdef ROWS_AVX2
+    if (tt_cpu_have_avx2_fma()) {
+        dropped_avx2(a, dst, att, keep);
         return;
     }
-    real s = R(1) / (R(1) - p);
-    for (int64_t e = 0; e < n; e++) {
-        real v = att[e] * s; /* unconditional, then a select: the loop vectorises */
-        dst[e] = keep[e] ? v : R(0);
+#endif
+    dropped_body(a, dst, att, keep);
+}
+
+static void weight_rows(const tt_attn_desc *a, real *P, real *D, const uint8_t *keep,
+                        const int32_t *pad)
+{
+#ifdef ROWS_AVX2
+    if (tt_cpu_have_avx2_fma()) {
+        weight_avx2(a, P, D, keep, pad);
+        return;
     }
+#endif
+    weight_body(a, P, D, keep, pad);
+}
+
+static void score_grad_rows(const tt_attn_desc *a, real *dP, const real *P, const uint8_t *keep)
+{
+#ifdef ROWS_AVX2
+    if (tt_cpu_have_avx2_fma()) {
+        score_grad_avx2(a, dP, P, keep);
+        return;
+    }
+#endif
+    score_grad_body(a, dP, P, keep);
 }
 
 /* C (M,N) of row stride ldc = 0, so a head's gemm can add to it (beta 1): OpenBLAS's own
@@ -47,6 +169,26 @@ static void zero_rows(real *C, int M, int N, int ldc)
         for (int j = 0; j < N; j++) C[(int64_t)i * ldc + j] = R(0);
 }
 
+/* C (M,N) = alpha op(A) op(B), + C when add, for one head: a causal head's on `part` of its
+ * triangle (tri_gemm.c; a transposed B is copied to Bt (K,N) first), any other's through
+ * head_gemm.c */
+static void head_mm(const tt_attn_desc *a, tt_tri part, bool ta, bool tb, int M, int N, int K,
+                    real alpha, const real *A, int lda, const real *B, int ldb, real *C, int ldc,
+                    bool add, real *Bt)
+{
+    if (!a->causal) {
+        if (!add) zero_rows(C, M, N, ldc);
+        tt_cpu_head_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc);
+        return;
+    }
+    if (tb) {
+        tt_cpu_transpose(Bt, B, N, K, ldb);
+        B = Bt;
+        ldb = N;
+    }
+    tt_cpu_tri_gemm(a->full ? TT_TRI_FULL : part, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
+}
+
 typedef struct attn_job {
     real *out, *att, *dq, *dk, *dv;
     uint8_t *keep;
@@ -55,7 +197,7 @@ typedef struct attn_job {
     const int32_t *pad;
     const tt_attn_desc *a;
     tt_rng at;
-    real *scratch; /* per thread: T*T (forward) or 2*T*T (backward) reals */
+    real *scratch; /* per thread: scratch_reals */
 } attn_job;
 
 static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
@@ -64,36 +206,26 @@ static void forward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
     const tt_attn_desc *a = j->a;
     const int T = a->T, HS = a->HS;
     const int64_t TT = (int64_t)T * T;
-    real *scratch = j->scratch + tid * TT;
+    real *scratch = j->scratch + tid * scratch_reals(a, false), *Bt = scratch;
     for (int64_t bh = lo; bh < hi; bh++) {
         int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
         real *P = j->att + bh * TT;
         const real *Q = j->q + head_at(a->ldq, T, b, h, HS),
                    *K = j->k + head_at(a->ldk, T, b, h, HS),
                    *V = j->v + head_at(a->ldv, T, b, h, HS);
-        zero_rows(P, T, T, T);
-        tt_cpu_head_gemm(false, true, T, T, HS, a->scale, Q, a->ldq, K, a->ldk, P, T);
-        const int32_t *pad = j->pad ? j->pad + (int64_t)b * T : NULL;
-        if (a->causal || pad)
-            for (int i = 0; i < T; i++)
-                for (int jj = 0; jj < T; jj++)
-                    if ((a->causal && jj > i) || (pad && pad[jj])) P[(int64_t)i * T + jj] = -R_INF;
-        tt_cpu_softmax_forward(P, P, T, T);
-        const real *D = P;
-        if (j->keep) {
-            uint8_t *kp = j->keep + bh * TT;
-            tt_cpu_keep_mask(kp, &j->at, bh * TT, TT, a->p);
-            dropped_weights(scratch, P, kp, a->p, T);
-            D = scratch;
-        }
-        real *O = j->out + head_at(a->ldo, T, b, h, HS);
-        zero_rows(O, T, HS, a->ldo);
-        tt_cpu_head_gemm(false, false, T, HS, T, R(1), D, T, V, a->ldv, O, a->ldo);
+        head_mm(a, TT_TRI_COLS, false, true, T, T, HS, a->scale, Q, a->ldq, K, a->ldk, P, T,
+                false, Bt);
+        uint8_t *kp = j->keep ? j->keep + bh * TT : NULL;
+        if (kp) tt_cpu_keep_mask(kp, &j->at, bh * TT, TT, a->p);
+        weight_rows(a, P, kp ? scratch : NULL, kp, j->pad ? j->pad + (int64_t)b * T : NULL);
+        const real *D = kp ? scratch : P;
+        head_mm(a, TT_TRI_K_UPTO, false, false, T, HS, T, R(1), D, T, V, a->ldv,
+                j->out + head_at(a->ldo, T, b, h, HS), a->ldo, false, Bt);
     }
 }
 
 /* out, att (B,NH,T,T), keep (B,NH,T,T) or NULL when p == 0, q/k/v rows of width >= NH*HS,
- * pad (B,T) or NULL, scratch (threads,T,T) */
+ * pad (B,T) or NULL, scratch: tt_cpu_attention_scratch bytes */
 void tt_cpu_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                               const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
                               real *scratch)
@@ -109,47 +241,35 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
     const tt_attn_desc *a = j->a;
     const int T = a->T, HS = a->HS;
     const int64_t TT = (int64_t)T * T;
-    real *D = j->scratch + 2 * tid * TT, *dP = D + TT;
-    real s = j->ckeep ? R(1) / (R(1) - a->p) : R(1);
+    real *D = j->scratch + tid * scratch_reals(a, true), *Bt = D;
+    real *dP = D + scratch_reals(a, false);
     for (int64_t bh = lo; bh < hi; bh++) {
         int b = (int)(bh / a->NH), h = (int)(bh % a->NH);
         const real *P = j->catt + bh * TT;
         const uint8_t *kp = j->ckeep ? j->ckeep + bh * TT : NULL;
         const real *dO = j->dout + head_at(a->ldo, T, b, h, HS);
         if (j->dv) {
-            dropped_weights(D, P, kp, a->p, T);
-            tt_cpu_head_gemm(true, false, T, HS, T, R(1), D, T, dO, a->ldo,
-                             j->dv + head_at(a->ldv, T, b, h, HS), a->ldv);
+            if (kp) dropped_rows(a, D, P, kp);
+            head_mm(a, TT_TRI_K_FROM, true, false, T, HS, T, R(1), kp ? D : P, T, dO, a->ldo,
+                    j->dv + head_at(a->ldv, T, b, h, HS), a->ldv, true, Bt);
         }
         if (!j->dq && !j->dk) continue;
-        const real *V = j->v + head_at(a->ldv, T, b, h, HS);
-        zero_rows(dP, T, T, T);
-        tt_cpu_head_gemm(false, true, T, T, HS, R(1), dO, a->ldo, V, a->ldv, dP, T);
-        for (int i = 0; i < T; i++) {
-            const real *p = P + (int64_t)i * T;
-            real *g = dP + (int64_t)i * T;
-            const uint8_t *kr = kp ? kp + (int64_t)i * T : NULL;
-            if (kr)
-                for (int jj = 0; jj < T; jj++) {
-                    real v = g[jj] * s;
-                    g[jj] = kr[jj] ? v : R(0);
-                }
-            real dot = tt_row_dot(g, p, T);
-            for (int jj = 0; jj < T; jj++) g[jj] = p[jj] * (g[jj] - dot);
-        }
+        head_mm(a, TT_TRI_COLS, false, true, T, T, HS, R(1), dO, a->ldo,
+                j->v + head_at(a->ldv, T, b, h, HS), a->ldv, dP, T, false, Bt);
+        score_grad_rows(a, dP, P, kp);
         if (j->dq)
-            tt_cpu_head_gemm(false, false, T, HS, T, a->scale, dP, T,
-                             j->k + head_at(a->ldk, T, b, h, HS), a->ldk,
-                             j->dq + head_at(a->ldq, T, b, h, HS), a->ldq);
+            head_mm(a, TT_TRI_K_UPTO, false, false, T, HS, T, a->scale, dP, T,
+                    j->k + head_at(a->ldk, T, b, h, HS), a->ldk,
+                    j->dq + head_at(a->ldq, T, b, h, HS), a->ldq, true, Bt);
         if (j->dk)
-            tt_cpu_head_gemm(true, false, T, HS, T, a->scale, dP, T,
-                             j->q + head_at(a->ldq, T, b, h, HS), a->ldq,
-                             j->dk + head_at(a->ldk, T, b, h, HS), a->ldk);
+            head_mm(a, TT_TRI_K_FROM, true, false, T, HS, T, a->scale, dP, T,
+                    j->q + head_at(a->ldq, T, b, h, HS), a->ldq,
+                    j->dk + head_at(a->ldk, T, b, h, HS), a->ldk, true, Bt);
     }
 }
 
 /* dq, dk, dv: gradients with the layout of q, k, v (any may be NULL); dout like out;
- * scratch (threads,2,T,T) */
+ * scratch: tt_cpu_attention_scratch bytes */
 void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
                                const uint8_t *keep, const real *q, const real *k, const real *v,
                                const tt_attn_desc *a, real *scratch)
@@ -159,9 +279,9 @@ void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, c
     tt_pool_each((int64_t)a->B * a->NH, backward_heads, &j);
 }
 
-/* T*T reals per pool thread forward, 2*T*T backward (the scratch shapes above) */
+/* scratch_reals per pool thread: the same for causal heads or not, so that a memory plan made
+ * without the model's options (train/run/memory.c) holds */
 size_t tt_cpu_attention_scratch(const tt_attn_desc *a, bool backward)
 {
-    return (size_t)tt_cpu_get_threads() * (backward ? 2 : 1) * (size_t)a->T * (size_t)a->T *
-           sizeof(real);
+    return (size_t)tt_cpu_get_threads() * (size_t)scratch_reals(a, backward) * sizeof(real);
 }

@@ -44,6 +44,22 @@ void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db
  * small heads, else tt_cpu_gemm with beta 1). */
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                       const real *B, int ldb, real *C, int ldc);
+/* Whether this CPU runs AVX2 and FMA (the kernels' own vector loops check it at run time). */
+bool tt_cpu_have_avx2_fma(void);
+/* The gemms of one causal head over its lower triangle (tri_gemm.c): C (M,N) = alpha op(A) B
+ * (+ C when add), B (K,N) row-major; `tri` says which part of the triangle a row tile needs. */
+typedef enum tt_tri { TT_TRI_FULL, TT_TRI_COLS, TT_TRI_K_UPTO, TT_TRI_K_FROM } tt_tri;
+void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const real *A, int lda,
+                     const real *B, int ldb, real *C, int ldc, bool add);
+/* dst (K,N) = src (N,K)^T, src of row stride lds (the B of TT_TRI_COLS) */
+void tt_cpu_transpose(real *dst, const real *src, int N, int K, int lds);
+/* Columns [0, tt_tri_cols(i, T)) of query row i are the keys a causal head computes: keys
+ * j <= i, rounded up to a whole vector of 8 (the masked ones inside it are set to -inf). */
+static inline int tt_tri_cols(int i, int T)
+{
+    int c = (i / 8 + 1) * 8;
+    return c < T ? c : T;
+}
 void tt_cpu_set_threads(int n);
 int tt_cpu_get_threads(void);
 

@@ -69,20 +69,25 @@ __attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb,
     }
 }
 
-static bool have_avx2_fma(void)
+#endif
+
+bool tt_cpu_have_avx2_fma(void)
 {
+#if defined(__x86_64__) && defined(__GNUC__)
     static int yes = -1; /* racy but idempotent: every thread stores the same answer */
     if (yes < 0) yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return yes;
-}
+#else
+    return false;
 #endif
+}
 
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                       const real *B, int ldb, real *C, int ldc)
 {
 #ifdef HEAD_AVX2
     if (N % 8 == 0 && N <= 64 && !(ta && tb) && (int64_t)M * N * K <= HEAD_SMALL &&
-        (!tb || (int64_t)K * N <= HEAD_TILE) && have_avx2_fma()) {
+        (!tb || (int64_t)K * N <= HEAD_TILE) && tt_cpu_have_avx2_fma()) {
         head_gemm_avx2(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc);
         return;
     }

@@ -56,6 +56,20 @@ static inline real tt_lanes_total(const real acc[TT_LANES])
     return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
+/* max of x[0..n) (-inf for n = 0), in lanes like the sums: the max is exact, so the order
+ * changes nothing (at most which zero, +0 or -0, and x - m is the same for both) */
+static inline real tt_row_max(const real *x, int n)
+{
+    real acc[TT_LANES] = {-R_INF, -R_INF, -R_INF, -R_INF, -R_INF, -R_INF, -R_INF, -R_INF};
+    int c = 0;
+    for (; c + TT_LANES <= n; c += TT_LANES)
+        for (int k = 0; k < TT_LANES; k++) acc[k] = x[c + k] > acc[k] ? x[c + k] : acc[k];
+    for (int k = 0; c < n; c++, k++) acc[k] = x[c] > acc[k] ? x[c] : acc[k];
+    real m = acc[0];
+    for (int k = 1; k < TT_LANES; k++) m = acc[k] > m ? acc[k] : m;
+    return m;
+}
+
 /* sum of x[0..n) */
 static inline real tt_row_sum(const real *x, int n)
 {
@@ -87,6 +101,21 @@ static inline real tt_row_dot(const real *x, const real *y, int n)
         for (int k = 0; k < TT_LANES; k++) acc[k] += x[c + k] * y[c + k];
     for (int k = 0; c < n; c++, k++) acc[k] += x[c] * y[c];
     return tt_lanes_total(acc);
+}
+
+/* y[0..n) = softmax(x[0..n)): y_c = exp(x_c - m) / sum exp(x_k - m), m = max x; a row that is
+ * all -inf gives zeros. In place (y == x) too. A longer row whose extra entries are -inf gives
+ * the same bits on [0, n): those add exp(-inf) = +0 to the lanes' sums and leave the max. */
+static inline void tt_softmax_row(real *y, const real *x, int n)
+{
+    real m = tt_row_max(x, n);
+    if (m == -R_INF) {
+        for (int c = 0; c < n; c++) y[c] = R(0);
+        return;
+    }
+    for (int c = 0; c < n; c++) y[c] = tt_exp_nonpos(x[c] - m);
+    real inv = R(1) / tt_row_sum(y, n);
+    for (int c = 0; c < n; c++) y[c] *= inv;
 }
 
 #endif

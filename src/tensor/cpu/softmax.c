@@ -2,7 +2,7 @@
  *   y_j = exp(x_j - m) / sum_k exp(x_k - m), m = max_k x_k (so no overflow)
  *   A row whose entries are all -inf (every key masked) gives zeros, never NaN.
  *   backward, per row: dx_j += y_j * (dy_j - sum_k dy_k y_k). Saves its output y.
- * Row sums in lanes (reduce.h). */
+ * One row: tt_softmax_row (reduce.h), its sums in lanes. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 #include "tensor/cpu/reduce.h"
@@ -19,17 +19,7 @@ TT_VEC static void softmax_rows(void *ctx, int64_t lo, int64_t hi, int tid)
     const sm *s = ctx;
     const int C = s->C;
     for (int64_t r = lo; r < hi; r++) {
-        const real *x = s->x + r * C;
-        real *y = s->y + r * C;
-        real m = -R_INF;
-        for (int c = 0; c < C; c++) m = x[c] > m ? x[c] : m;
-        if (m == -R_INF) {
-            for (int c = 0; c < C; c++) y[c] = R(0);
-            continue;
-        }
-        for (int c = 0; c < C; c++) y[c] = tt_exp_nonpos(x[c] - m);
-        real inv = R(1) / tt_row_sum(y, C);
-        for (int c = 0; c < C; c++) y[c] *= inv;
+        tt_softmax_row(s->y + r * C, s->x + r * C, C);
     }
 }
 
