@@ -20,6 +20,7 @@ int main(int argc, char **argv)
         {"gemm", gemm_suite},
         {"kernels", kernels_suite},
         {"kernel_math", kernel_math_suite},
+        {"gelu", gelu_suite},
         {"dropout_loss", dropout_loss_suite},
         {"autograd", autograd_suite},
         {"safetensors", safetensors_suite},

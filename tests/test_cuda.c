@@ -355,6 +355,12 @@ SLOT(RELU_DROP, "relu_dropout_forward", d->relu_dropout_forward(p[0], c->p, c->a
 SLOT(RELU_DROP_BWD, "relu_dropout_backward",
      d->relu_dropout_backward(p[0], p[1], p[2], c->p, c->n, c->acc), {"dx", GRAD, SN, F},
      {"out", IN, SN, F}, {"dout", IN, SN, F})
+SLOT(GELU_DROP, "gelu_dropout_forward",
+     d->gelu_dropout_forward(p[0], p[1], p[2], c->p, c->at, c->n), {"out", DROP, SN, F},
+     {"mask", EXACT, SN, U8}, {"inp", IN, SN, F})
+SLOT(GELU_DROP_BWD, "gelu_dropout_backward",
+     d->gelu_dropout_backward(p[0], p[1], p[2], p[3], c->p, c->n, c->acc), {"dinp", GRAD, SN, F},
+     {"mask", IN, SN, U8}, {"inp", IN, SN, F}, {"dout", IN, SN, F})
 /* x is read: compared like a sum */
 SLOT(DROP_ADD, "dropout_add_forward", d->dropout_add_forward(p[0], p[1], p[2], c->p, c->at, c->n),
      {"x", GRAD, SN, F}, {"mask", EXACT, SN, U8}, {"res", IN, SN, F})
@@ -578,6 +584,21 @@ START_TEST(test_dropout)
                 kc_new(&c, &RELU_DROP_BWD, 0, label("%s acc=%d", what, acc));
                 if (!acc) c.a[0].role = OUT;
                 kc_copy(&c, 1, &f, 0);
+                kc_run(&c);
+            }
+            kc_free(&f);
+
+            /* gelu and dropout (mask NULL at p = 0, as autograd passes it); the backward from
+             * its mask and input, writing and adding */
+            f = (kcase){.n = n, .p = p, .at = at};
+            kc_new(&f, &GELU_DROP, p > R(0) ? 0 : 2, what);
+            kc_check(&f);
+            for (int acc = 0; acc < 2; acc++) {
+                c = (kcase){.n = n, .p = p, .acc = acc};
+                kc_new(&c, &GELU_DROP_BWD, p > R(0) ? 0 : 2, label("%s acc=%d", what, acc));
+                if (!acc) c.a[0].role = OUT;
+                kc_copy(&c, 1, &f, 1);
+                kc_copy(&c, 2, &f, 2);
                 kc_run(&c);
             }
             kc_free(&f);

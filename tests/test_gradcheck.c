@@ -93,6 +93,16 @@ static tt_var *f_dropout_add(tt_graph *g, tt_var **x, void *ctx)
 {
     return tt_dropout_add_(g, tt_scale(g, x[0], R(1)), x[1], ctx_of(ctx)->p);
 }
+/* GELU + dropout, out of place: on the leaf (its gradient is added to) and on a fresh
+ * intermediate (written) */
+static tt_var *f_gelu_dropout(tt_graph *g, tt_var **x, void *ctx)
+{
+    return tt_gelu_dropout(g, x[0], ctx_of(ctx)->p);
+}
+static tt_var *f_gelu_dropout_fresh(tt_graph *g, tt_var **x, void *ctx)
+{
+    return tt_gelu_dropout(g, tt_scale(g, x[0], R(1)), ctx_of(ctx)->p);
+}
 static tt_var *f_sum(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_sum(g, x[0]); }
 static tt_var *f_mean(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_mean(g, x[0]); }
 static tt_var *f_layernorm(tt_graph *g, tt_var **x, void *ctx)
@@ -178,6 +188,13 @@ START_TEST(test_gc_dropout)
          .shape = {tt_shape2(5, 9)});
     CASE(.label = "relu_dropout p=0.3", .f = f_relu_dropout, .n_in = 1, .p = R(0.3),
          .kink_gap = R(0.05), .shape = {tt_shape2(5, 9)});
+    CASE(.label = "gelu_dropout p=0", .f = f_gelu_dropout, .n_in = 1, .shape = {tt_shape2(5, 9)});
+    CASE(.label = "gelu_dropout p=0.3", .f = f_gelu_dropout, .n_in = 1, .p = R(0.3),
+         .shape = {tt_shape2(5, 9)});
+    CASE(.label = "gelu_dropout p=0 fresh", .f = f_gelu_dropout_fresh, .n_in = 1,
+         .shape = {tt_shape2(5, 9)});
+    CASE(.label = "gelu_dropout p=0.3 fresh", .f = f_gelu_dropout_fresh, .n_in = 1,
+         .p = R(0.3), .shape = {tt_shape2(5, 9)});
     CASE(.label = "dropout_add p=0", .f = f_dropout_add, .n_in = 2,
          .shape = {tt_shape2(4, 7), tt_shape2(4, 7)});
     CASE(.label = "dropout_add p=0.3", .f = f_dropout_add, .n_in = 2, .p = R(0.3),

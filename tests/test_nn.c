@@ -211,24 +211,28 @@ START_TEST(test_learned_positions_gradient)
 }
 END_TEST
 
-/* The fused in-place dropouts equal the ops they replace, bit for bit: values and the
- * gradients of both inputs, training (same rng cursor) and not. */
-enum { FUSED_RELU, FUSED_ADD };
+/* The fused dropouts equal the ops they replace, bit for bit: values and the gradients of both
+ * inputs, training (same rng cursor, and the same cursor after) and not. */
+enum { FUSED_RELU, FUSED_ADD, FUSED_GELU };
 
 static tt_var *fused_or_not(tt_graph *g, int which, bool fused, tt_var *x, tt_var *res, real p)
 {
     tt_var *h = tt_scale(g, x, R(1)); /* a fresh value that no node reads: may be written over */
     if (which == FUSED_RELU)
         return fused ? tt_relu_dropout_(g, h, p) : tt_dropout(g, tt_relu(g, h), p);
+    if (which == FUSED_GELU)
+        return fused ? tt_gelu_dropout(g, h, p) : tt_dropout(g, tt_gelu(g, h), p);
     return fused ? tt_dropout_add_(g, h, res, p) : tt_add(g, res, tt_dropout(g, h, p));
 }
 
 START_TEST(test_fused_dropouts_equal_unfused)
 {
     enum { n = 1000 };
-    for (int which = FUSED_RELU; which <= FUSED_ADD; which++)
+    static const char *const NAME[] = {"relu_dropout", "dropout_add", "gelu_dropout"};
+    for (int which = FUSED_RELU; which <= FUSED_GELU; which++)
         for (int training = 0; training < 2; training++) {
             real y[2][n], gx[2][n], gres[2][n], r[n];
+            uint64_t counter[2];
             tt_test_normal(r, n, 9);
             for (int fused = 0; fused < 2; fused++) {
                 tt_test_graph t;
@@ -246,10 +250,14 @@ START_TEST(test_fused_dropouts_equal_unfused)
                 tt_backward(&t.g, tt_sum(&t.g, tt_mul(&t.g, out, rv)));
                 memcpy(gx[fused], x->grad.data, sizeof gx[fused]);
                 memcpy(gres[fused], res->grad.data, sizeof gres[fused]);
+                counter[fused] = t.rng.counter;
                 tt_params_free(&ps);
                 tt_test_graph_free(&t);
             }
-            const char *name = which == FUSED_RELU ? "relu_dropout" : "dropout_add";
+            const char *name = NAME[which];
+            ck_assert_msg(counter[0] == counter[1], "%s training=%d: rng at %llu, not %llu", name,
+                          training, (unsigned long long)counter[1],
+                          (unsigned long long)counter[0]);
             ck_assert_msg(memcmp(y[0], y[1], sizeof y[0]) == 0, "%s training=%d: values differ",
                           name, training);
             ck_assert_msg(memcmp(gx[0], gx[1], sizeof gx[0]) == 0, "%s training=%d: dx differs",
@@ -261,6 +269,9 @@ START_TEST(test_fused_dropouts_equal_unfused)
             /* training drops about 30% more than relu alone zeroes; dropout_add never gives 0 */
             if (which == FUSED_RELU)
                 ck_assert_msg(training ? zeros > 600 : zeros < 600, "relu_dropout: %d zeros",
+                              zeros);
+            if (which == FUSED_GELU) /* GELU itself is 0 only at 0 */
+                ck_assert_msg(training ? zeros > 200 : zeros == 0, "gelu_dropout: %d zeros",
                               zeros);
         }
 }

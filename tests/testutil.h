@@ -21,6 +21,7 @@ Suite *tensor_suite(void);
 Suite *gemm_suite(void);
 Suite *kernels_suite(void);
 Suite *kernel_math_suite(void); /* tensor/kernel_math.h, the math CPU and CUDA share */
+Suite *gelu_suite(void);        /* tensor/erf_f32.h, the GELU kernels, fused with dropout */
 Suite *dropout_loss_suite(void);
 Suite *autograd_suite(void);
 Suite *safetensors_suite(void);

@@ -39,6 +39,10 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p);
 tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p);
 /* res + dropout(x): a sublayer's output into the residual stream; saves the mask */
 tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p);
+/* dropout(gelu(x)), not in place (GELU's backward needs x): one new tensor instead of two,
+ * the mask saved, the same mask and values as tt_dropout(g, tt_gelu(g, x), p); x may have
+ * other uses. Not training or p == 0: gelu(x). */
+tt_var *tt_gelu_dropout(tt_graph *g, tt_var *x, real p);
 
 /* softmax over the last dim of x [..., C] */
 tt_var *tt_softmax(tt_graph *g, tt_var *x);

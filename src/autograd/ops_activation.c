@@ -1,5 +1,6 @@
-/* ops_activation.c: ReLU, GELU and dropout, each with its backward below it.
- * The kernels and their derivations are in tensor/cpu/activation.c and dropout.c. */
+/* ops_activation.c: ReLU, GELU and dropout, each with its backward below it, then the fused
+ * forms the encoder uses. The kernels and their derivations are in tensor/cpu/activation.c
+ * and dropout.c. */
 #include "autograd/ops.h"
 
 static void relu_backward(tt_graph *g, tt_node *n)
@@ -30,7 +31,27 @@ tt_var *tt_gelu(tt_graph *g, tt_var *x)
     return out;
 }
 
-/* saved[0].data: the keep mask, one byte per element, in the arena */
+/* A dropout's mask (one byte per element, in the arena) and its cursor in g's rng, n elements
+ * drawn; NULL and no draw when p is 0 */
+static uint8_t *dropout_mask(tt_graph *g, int64_t n, real p, tt_rng *at)
+{
+    TT_ASSERT_MSG(p == R(0) || g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
+    *at = p > R(0) ? tt_rng_take(g->rng, n) : (tt_rng){0};
+    return p > R(0) ? tt_arena_alloc(g->data, (size_t)n) : NULL;
+}
+
+/* Records a node that saves a dropout's mask (saved[0].data) and p (f[0]) */
+static void record_dropout(tt_graph *g, const char *op, tt_backward_fn backward, tt_var *out,
+                           tt_var *x, tt_var *res, uint8_t *mask, real p)
+{
+    tt_node *n = tt_record(g, op, backward, out, x, res, NULL);
+    if (n) {
+        n->saved[0].data = mask;
+        n->f[0] = p;
+    }
+}
+
+/* saved[0].data: the keep mask */
 static void dropout_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0];
@@ -42,20 +63,37 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
     if (p == R(0) || !g->training) return x;
-    TT_ASSERT_MSG(g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
     tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
-    uint8_t *mask = tt_arena_alloc(g->data, (size_t)x->val.n);
-    tt_rng at = tt_rng_take(g->rng, x->val.n);
+    tt_rng at;
+    uint8_t *mask = dropout_mask(g, x->val.n, p, &at);
     g->be->dropout_forward(out->val.data, mask, x->val.data, p, at, x->val.n);
-    tt_node *n = tt_record(g, "dropout", dropout_backward, out, x, NULL, NULL);
-    if (n) {
-        n->saved[0].data = mask;
-        n->f[0] = p;
-    }
+    record_dropout(g, "dropout", dropout_backward, out, x, NULL, mask, p);
     return out;
 }
 
-/* ---- fused, in place: the encoder's dropouts without a tensor of their own -------------- */
+/* ---- fused: the encoder's dropouts without a tensor of their own ------------------------ */
+
+/* saved[0].data: the keep mask (NULL when p is 0); x, linear1's output, is read again */
+static void gelu_dropout_backward(tt_graph *g, tt_node *n)
+{
+    tt_var *x = n->in[0];
+    bool fresh;
+    real *dx = tt_var_grad_maybe_fresh(g, x, &fresh); /* usually fresh: written, not added */
+    g->be->gelu_dropout_backward(dx, n->saved[0].data, x->val.data, n->out->grad.data, n->f[0],
+                                 x->val.n, !fresh);
+}
+
+tt_var *tt_gelu_dropout(tt_graph *g, tt_var *x, real p)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    if (!g->training) p = R(0);
+    tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
+    tt_rng at;
+    uint8_t *mask = dropout_mask(g, x->val.n, p, &at);
+    g->be->gelu_dropout_forward(out->val.data, mask, x->val.data, p, at, x->val.n);
+    record_dropout(g, "gelu_dropout", gelu_dropout_backward, out, x, NULL, mask, p);
+    return out;
+}
 
 /* out aliases x's memory, so the node's output and input share a value: backward reads only
  * the output (x's old value is gone) */
@@ -106,15 +144,10 @@ tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p)
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
     tt_assert_same_shape(x->val.shape, res->val.shape, "dropout_add: x and the residual");
     if (!g->training) p = R(0);
-    TT_ASSERT_MSG(p == R(0) || g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
-    uint8_t *mask = p > R(0) ? tt_arena_alloc(g->data, (size_t)x->val.n) : NULL;
-    tt_rng at = p > R(0) ? tt_rng_take(g->rng, x->val.n) : (tt_rng){0};
+    tt_rng at;
+    uint8_t *mask = dropout_mask(g, x->val.n, p, &at);
     g->be->dropout_add_forward(x->val.data, mask, res->val.data, p, at, x->val.n);
     tt_var *out = in_place(g, x);
-    tt_node *n = tt_record(g, "dropout_add", dropout_add_backward, out, x, res, NULL);
-    if (n) {
-        n->saved[0].data = mask;
-        n->f[0] = p;
-    }
+    record_dropout(g, "dropout_add", dropout_add_backward, out, x, res, mask, p);
     return out;
 }

@@ -136,10 +136,11 @@ void tt_nn_ffn_reset(const tt_nn_ffn *m, tt_nn_init *in)
 tt_var *tt_nn_ffn_forward(tt_graph *g, const tt_nn_ffn *m, tt_var *x)
 {
     tt_var *h = tt_nn_linear_forward(g, &m->linear1, x);
-    /* ReLU and dropout over linear1's output, in place: one [N, d_ff] tensor instead of three */
+    /* the activation and dropout fused: ReLU in place over linear1's output (one [N, d_ff]
+     * tensor instead of three), GELU into one more (its backward reads linear1's output) */
     if (m->act == TT_ACT_RELU)
         h = tt_relu_dropout_(g, h, m->dropout);
     else
-        h = tt_dropout(g, tt_gelu(g, h), m->dropout);
+        h = tt_gelu_dropout(g, h, m->dropout);
     return tt_nn_linear_forward(g, &m->linear2, h);
 }

@@ -161,6 +161,14 @@ typedef struct tt_backend {
      * `at` not used). The backward is dropout_backward and axpy. */
     void (*dropout_add_forward)(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                 int64_t n);
+    /* Out of place, the same masks: out = dropout(gelu(inp)), mask (n) as dropout_forward's
+     * (p = 0: out = gelu(inp), mask and `at` not used); inp is kept for the backward, dinp +=
+     * dout * mask / (1-p) * gelu'(inp) (mask NULL: dout * gelu'(inp)), or dinp = that when
+     * !acc (dinp uninitialised: a fresh gradient). */
+    void (*gelu_dropout_forward)(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                                 int64_t n);
+    void (*gelu_dropout_backward)(real *dinp, const uint8_t *mask, const real *inp,
+                                  const real *dout, real p, int64_t n, bool acc);
 
     /* Fused log-softmax + cross-entropy over logits (N,V) with targets (N); targets equal to
      * -100 are ignored. loss[0] = mean over counted rows (0 when none count); lse (N) saves the

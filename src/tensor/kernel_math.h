@@ -5,11 +5,16 @@
  * kernels call these in their loops, and tests/test_kernel_math.c checks them against the CPU
  * table on the host. The operation order is the contract: it is what makes the CPU's results
  * what they were (torch's order for the optimizers). nvcc contracts a * b + c into an FMA by
- * default, so device results may differ from the host's in the last bits (not the masks). */
+ * default, so device results may differ from the host's in the last bits (not the masks).
+ * GELU is the one exception to "the same expression": on a float32 host it is tensor/erf_f32.h's
+ * vectorisable erf (libm's erff is a call per element), on a device CUDA's erff (already
+ * vectorised), and float64 keeps libm's erf exactly, the form the gradient checks and the
+ * PyTorch parity compare with. */
 #ifndef TT_KERNEL_MATH_H
 #define TT_KERNEL_MATH_H
 
 #include "tensor/backend.h"
+#include "tensor/erf_f32.h"
 #include "tensor/philox.h"
 
 #ifdef __cplusplus
@@ -22,15 +27,23 @@ extern "C" {
 /* gelu(x) = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 (PyTorch's approximate='none') */
 TT_HD static inline real tt_gelu_value(real x)
 {
+#if defined(TT_DOUBLE) || defined(__CUDA_ARCH__)
     return R(0.5) * x * (R(1) + R_ERF(x * TT_INV_SQRT2));
+#else
+    return tt_gelu_f32(x);
+#endif
 }
 
 /* gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi) */
 TT_HD static inline real tt_gelu_deriv(real x)
 {
+#if defined(TT_DOUBLE) || defined(__CUDA_ARCH__)
     real cdf = R(0.5) * (R(1) + R_ERF(x * TT_INV_SQRT2));
     real pdf = TT_INV_SQRT_2PI * R_EXP(R(-0.5) * x * x);
     return cdf + x * pdf;
+#else
+    return tt_gelu_deriv_f32(x);
+#endif
 }
 
 /* One AdamW element, in place, torch's single-tensor order (backend.h states the scalars):

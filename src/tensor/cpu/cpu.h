@@ -76,6 +76,10 @@ void tt_cpu_relu_forward(real *out, const real *inp, int64_t n);
 void tt_cpu_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
 void tt_cpu_gelu_forward(real *out, const real *inp, int64_t n);
 void tt_cpu_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
+/* GELU's vectorised loops on the calling thread: y (n) = gelu(x (n)), y not overlapping x;
+ * dx (n) += dy (n) * gelu'(x (n)), or = with !acc (dx then need not be initialised) */
+void tt_cpu_gelu_rows(real *y, const real *x, int64_t n);
+void tt_cpu_gelu_grad_rows(real *dx, const real *x, const real *dy, int64_t n, bool acc);
 
 void tt_cpu_softmax_forward(real *out, const real *inp, int64_t N, int C);
 void tt_cpu_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C);
@@ -103,6 +107,10 @@ void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, r
                                   bool acc);
 void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                 int64_t n);
+void tt_cpu_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                                 int64_t n);
+void tt_cpu_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+                                  const real *dout, real p, int64_t n, bool acc);
 
 void tt_cpu_crossentropy_forward(real *loss, real *lse, const real *logits,
                                  const int32_t *targets, int64_t N, int V);

@@ -2,10 +2,13 @@
  *   keep_i = uniform(at, i) >= p,  y_i = x_i * keep_i / (1 - p),  dx_i += dy_i * keep_i / (1 - p)
  * The mask depends only on (seed, stream, counter, i), so it is the same for any thread count
  * and on any backend. Saves the mask, one byte per element.
- * Fused, in place, with the same masks:
- *   relu then dropout   x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
+ * Fused, with the same masks:
+ *   relu then dropout   in place, x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
  *                       dx_i += dy_i / (1 - p) exactly where the output is > 0
- *   dropout then add    x_i = res_i + keep_i * x_i / (1 - p); saves the mask */
+ *   dropout then add    in place, x_i = res_i + keep_i * x_i / (1 - p); saves the mask
+ *   gelu then dropout   y_i = keep_i * gelu(x_i) / (1 - p), x kept (the backward needs it) and
+ *                       the mask saved; dx_i += dy_i * keep_i / (1 - p) * gelu'(x_i). The
+ *                       products are the unfused ops', in their order: the same bits. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 
@@ -39,20 +42,23 @@ typedef struct drop {
     bool acc; /* backward: add into y, or write it */
 } drop;
 
+/* y (n) = keep ? x * scale : 0; y may be x. Products first, then a select: branch-free, so the
+ * loop vectorises (same values); no restrict, so GCC checks the overlap at run time, and an
+ * in-place call (distance 0) passes it. */
+static void masked_scale(real *y, const real *x, const uint8_t *keep, real scale, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        real v = x[i] * scale;
+        y[i] = keep[i] ? v : R(0);
+    }
+}
+
 static void dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
-    real scale = R(1) / (R(1) - d->p);
     tt_cpu_keep_mask(d->mask + lo, &d->at, lo, hi - lo, d->p);
-    real *restrict y = d->y;
-    const real *restrict x = d->x;
-    const uint8_t *restrict keep = d->mask;
-    /* products first, then a select: branch-free, so the loop vectorises (same values) */
-    for (int64_t i = lo; i < hi; i++) {
-        real v = x[i] * scale;
-        y[i] = keep[i] ? v : R(0);
-    }
+    masked_scale(d->y + lo, d->x + lo, d->mask + lo, R(1) / (R(1) - d->p), hi - lo);
 }
 
 void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
@@ -167,4 +173,57 @@ void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p,
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
     drop d = {.y = x, .mask = mask, .res = res, .p = p, .at = at};
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, dropout_add_range, &d);
+}
+
+/* gelu + dropout, a piece at a time: GELU's vector loop, then the mask over the same piece
+ * while it is in L1 */
+static void gelu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    if (d->p == R(0)) {
+        tt_cpu_gelu_rows(d->y + lo, d->x + lo, hi - lo);
+        return;
+    }
+    real scale = R(1) / (R(1) - d->p);
+    for (int64_t b = lo; b < hi; b += PIECE) {
+        int64_t e = b + PIECE < hi ? b + PIECE : hi;
+        tt_cpu_gelu_rows(d->y + b, d->x + b, e - b);
+        tt_cpu_keep_mask(d->mask + b, &d->at, b, e - b, d->p);
+        masked_scale(d->y + b, d->y + b, d->mask + b, scale, e - b);
+    }
+}
+
+void tt_cpu_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                                 int64_t n)
+{
+    TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
+    drop d = {.y = out, .mask = mask, .x = inp, .p = p, .at = at};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, gelu_dropout_range, &d);
+}
+
+/* dropout's backward into a stack piece, then GELU's: the unfused order of the products */
+static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const drop *d = ctx;
+    const real *x = d->x, *dy = d->res;
+    if (!d->mask) {
+        tt_cpu_gelu_grad_rows(d->y + lo, x + lo, dy + lo, hi - lo, d->acc);
+        return;
+    }
+    real scale = R(1) / (R(1) - d->p);
+    real g[PIECE];
+    for (int64_t b = lo; b < hi; b += PIECE) {
+        int64_t e = b + PIECE < hi ? b + PIECE : hi;
+        masked_scale(g, dy + b, d->mask + b, scale, e - b);
+        tt_cpu_gelu_grad_rows(d->y + b, x + b, g, e - b, d->acc);
+    }
+}
+
+void tt_cpu_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+                                  const real *dout, real p, int64_t n, bool acc)
+{
+    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = inp, .res = dout, .p = p, .acc = acc};
+    tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, gelu_dropout_backward_range, &d);
 }

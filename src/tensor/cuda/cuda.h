@@ -93,6 +93,10 @@ void tt_cuda_relu_dropout_backward(real *dx, const real *out, const real *dout, 
                                    bool acc);
 void tt_cuda_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                  int64_t n);
+void tt_cuda_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                                  int64_t n);
+void tt_cuda_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+                                   const real *dout, real p, int64_t n, bool acc);
 
 void tt_cuda_crossentropy_forward(real *loss, real *lse, const real *logits,
                                   const int32_t *targets, int64_t N, int V);

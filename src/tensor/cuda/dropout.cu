@@ -1,12 +1,15 @@
 /* cuda/dropout.cu: inverted dropout with a counter-based mask, one thread per Philox block.
  *   keep_i = uniform(at, i) >= p,  y_i = x_i * keep_i / (1 - p),  dx_i += dy_i * keep_i / (1 - p)
- * Saves the mask, one byte per element (1 kept, 0 dropped). Fused, in place, the same masks:
- *   relu then dropout   x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
+ * Saves the mask, one byte per element (1 kept, 0 dropped). Fused, the same masks:
+ *   relu then dropout   in place, x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
  *                       dx_i += dy_i / (1 - p) exactly where the output is > 0
- *   dropout then add    x_i = res_i + keep_i * x_i / (1 - p); saves the mask
+ *   dropout then add    in place, x_i = res_i + keep_i * x_i / (1 - p); saves the mask
+ *   gelu then dropout   y_i = keep_i * gelu(x_i) / (1 - p); saves the mask, x is kept:
+ *                       dx_i += dy_i * keep_i / (1 - p) * gelu'(x_i)
  * The masks equal the CPU's bit for bit (tt_dropout_keep4 in tensor/kernel_math.h), and so do
  * the values: 1/(1-p) is rounded once on the host, as the CPU does, and the products are
- * rounded on their own (MUL_RN), never fused with the add that follows into an FMA. */
+ * rounded on their own (MUL_RN), never fused with the add that follows into an FMA (GELU
+ * itself is CUDA's erff on the device, tensor/kernel_math.h, so there the last bits differ). */
 #include "tensor/cuda/common.cuh"
 #include "tensor/kernel_math.h"
 
@@ -46,10 +49,11 @@ static __host__ __device__ int64_t blocks4(int64_t n)
     return (n + 3) / 4;
 }
 
-/* out (n) = inp (n) * keep * scale, mask (n) = keep, or no mask when NULL (dropout + add at
- * p = 0); res (n), when not NULL, is added: out = res + that. out may equal inp. */
+/* out (n) = inp (n) * keep * scale, mask (n) = keep, or no mask when NULL (p = 0); with gelu,
+ * gelu(inp) in place of inp; res (n), when not NULL, is added: out = res + that. out may equal
+ * inp. */
 static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp, const real *res,
-                                      real scale, tt_rng at, uint32_t thr, int64_t n)
+                                      bool gelu, real scale, tt_rng at, uint32_t thr, int64_t n)
 {
     GRID_LOOP(j, blocks4(n))
     {
@@ -57,20 +61,20 @@ static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp,
         for (int k = 0; k < 4 && 4 * j + k < n; k++) {
             int64_t i = 4 * j + k;
             bool kept = keep >> k & 1u;
-            real v = MUL_RN(inp[i], scale);
+            real v = MUL_RN(gelu ? tt_gelu_value(inp[i]) : inp[i], scale);
             if (mask) mask[i] = (uint8_t)kept;
             out[i] = res ? res[i] + (kept ? v : R(0)) : kept ? v : R(0);
         }
     }
 }
 
-static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real *res, real p,
-                           tt_rng at, int64_t n)
+static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real *res,
+                           bool gelu, real p, tt_rng at, int64_t n)
 {
     uint32_t thr = keep_threshold(p, &at);
     if (n <= 0) return;
     dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        out, mask, inp, res, R(1) / (R(1) - p), at, thr, n);
+        out, mask, inp, res, gelu, R(1) / (R(1) - p), at, thr, n);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -78,14 +82,44 @@ static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real
 void tt_cuda_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                              int64_t n)
 {
-    launch_dropout(out, mask, inp, NULL, p, at, n);
+    launch_dropout(out, mask, inp, NULL, false, p, at, n);
 }
 
 /* x (n) = res (n) + dropout(x), mask (n) written only when p > 0 */
 void tt_cuda_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                  int64_t n)
 {
-    launch_dropout(x, p > R(0) ? mask : NULL, x, res, p, at, n);
+    launch_dropout(x, p > R(0) ? mask : NULL, x, res, false, p, at, n);
+}
+
+/* out (n) = dropout(gelu(inp (n))), mask (n) written only when p > 0 */
+void tt_cuda_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                                  int64_t n)
+{
+    launch_dropout(out, p > R(0) ? mask : NULL, inp, NULL, true, p, at, n);
+}
+
+/* dinp (n) (+)= dout (n) * keep * scale * gelu'(inp (n)): added with acc, else written; mask
+ * (n) NULL at p = 0 (every element kept, scale 1) */
+static __global__ void gelu_dropout_backward_kernel(real *dinp, const uint8_t *mask,
+                                                    const real *inp, const real *dout,
+                                                    real scale, int64_t n, bool acc)
+{
+    GRID_LOOP(i, n)
+    {
+        real g = !mask ? dout[i] : mask[i] ? MUL_RN(dout[i], scale) : R(0);
+        real d = MUL_RN(g, tt_gelu_deriv(inp[i]));
+        dinp[i] = acc ? dinp[i] + d : d;
+    }
+}
+
+void tt_cuda_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+                                   const real *dout, real p, int64_t n, bool acc)
+{
+    if (n <= 0) return;
+    gelu_dropout_backward_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
+        dinp, mask, inp, dout, R(1) / (R(1) - p), n, acc);
+    TT_CUDA_CHECK(cudaGetLastError());
 }
 
 /* dinp (n) += dout (n) * scale where mask (n) is 1 */

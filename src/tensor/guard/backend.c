@@ -309,6 +309,18 @@ static void g_dropout_add_forward(real *x, uint8_t *mask, const real *res, real 
     GUARDED(tt_cpu_backend.dropout_add_forward(x, mask, res, p, at, n));
 }
 
+static void g_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
+                                   int64_t n)
+{
+    GUARDED(tt_cpu_backend.gelu_dropout_forward(out, mask, inp, p, at, n));
+}
+
+static void g_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+                                    const real *dout, real p, int64_t n, bool acc)
+{
+    GUARDED(tt_cpu_backend.gelu_dropout_backward(dinp, mask, inp, dout, p, n, acc));
+}
+
 static void g_crossentropy_forward(real *loss, real *lse, const real *logits,
                                    const int32_t *targets, int64_t N, int V)
 {
@@ -396,6 +408,8 @@ const tt_backend tt_guard_backend = {
     .relu_dropout_forward = g_relu_dropout_forward,
     .relu_dropout_backward = g_relu_dropout_backward,
     .dropout_add_forward = g_dropout_add_forward,
+    .gelu_dropout_forward = g_gelu_dropout_forward,
+    .gelu_dropout_backward = g_gelu_dropout_backward,
     .crossentropy_forward = g_crossentropy_forward,
     .crossentropy_backward = g_crossentropy_backward,
     .attention_forward = g_attention_forward,
