@@ -4,8 +4,8 @@
  *         dx += dy * (Phi(x) + x * phi(x))
  * Both save nothing but their input. Elementwise, split over the pool; GELU's math is
  * tensor/kernel_math.h's (in float32 tensor/erf_f32.h's branch-free erf), in loops that GCC
- * vectorises: for the x86-64 baseline (4 floats) and again for AVX2 (8 floats) when the CPU
- * has it, the same expressions and so the same bits. The GELU row loops also serve the fused
+ * vectorises, for the x86-64 baseline (4 floats), AVX2 (8) and AVX-512 (16): TT_VEC, the same
+ * expressions and so the same bits. The GELU row loops also serve the fused
  * GELU + dropout (cpu/dropout.c). */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
@@ -16,7 +16,7 @@ typedef struct act {
     const real *x, *dy;
 } act;
 
-static void relu_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void relu_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const act *a = ctx;
@@ -28,7 +28,7 @@ void tt_cpu_relu_forward(real *out, const real *inp, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, relu_range, &(act){.y = out, .x = inp});
 }
 
-static void relu_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void relu_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const act *a = ctx;
@@ -47,7 +47,7 @@ void tt_cpu_relu_backward(real *dinp, const real *inp, const real *dout, int64_t
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, relu_backward_range, &a);
 }
 
-/* ---- GELU: the row loops, compiled twice --------------------------------------------------- */
+/* ---- GELU: the row loops, compiled three times ------------------------------------------------ */
 
 /* GELU's ranges: about 2 ns an element with AVX2 (libm's erff: 10), so a quarter of the grain
  * is about its 5 us (measured alone, on a loaded machine; it is a grain, not a benchmark) */
@@ -74,47 +74,11 @@ GELU_LOOP gelu_grad_loop(real *restrict dx, const real *restrict x, const real *
         for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * tt_gelu_deriv(x[i]);
 }
 
-#if !defined(TT_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
-#define GELU_AVX2 1
-/* AVX2 without FMA: the target adds wider vectors, never a contracted a * b + c */
-__attribute__((target("avx2"))) static void gelu_avx2(real *y, const real *x, int64_t n)
-{
-    gelu_loop(y, x, n);
-}
+/* TT_VEC (cpu.h): the loops compiled for AVX-512, AVX2 and the baseline, one answer in all */
+TT_VEC void tt_cpu_gelu_rows(real *y, const real *x, int64_t n) { gelu_loop(y, x, n); }
 
-__attribute__((target("avx2"))) static void gelu_grad_avx2(real *dx, const real *x,
-                                                           const real *dy, int64_t n, bool acc)
+TT_VEC void tt_cpu_gelu_grad_rows(real *dx, const real *x, const real *dy, int64_t n, bool acc)
 {
-    gelu_grad_loop(dx, x, dy, n, acc);
-}
-
-static bool have_avx2(void)
-{
-    static int yes = -1; /* racy but idempotent: every thread stores the same answer */
-    if (yes < 0) yes = __builtin_cpu_supports("avx2");
-    return yes;
-}
-#endif
-
-void tt_cpu_gelu_rows(real *y, const real *x, int64_t n)
-{
-#ifdef GELU_AVX2
-    if (have_avx2()) {
-        gelu_avx2(y, x, n);
-        return;
-    }
-#endif
-    gelu_loop(y, x, n);
-}
-
-void tt_cpu_gelu_grad_rows(real *dx, const real *x, const real *dy, int64_t n, bool acc)
-{
-#ifdef GELU_AVX2
-    if (have_avx2()) {
-        gelu_grad_avx2(dx, x, dy, n, acc);
-        return;
-    }
-#endif
     gelu_grad_loop(dx, x, dy, n, acc);
 }
 

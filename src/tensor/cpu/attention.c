@@ -44,19 +44,11 @@ static int row_keys(const tt_attn_desc *a, int i)
     return a->causal && !a->full ? tt_tri_cols(i, a->T) : a->T;
 }
 
-/* The row passes of a head, each on row i's computed keys [0, row_keys(a, i)). Float32 on an
- * AVX2 machine runs them compiled a second time for AVX2 (8 lanes where x86-64's SSE2 has 4):
- * the same operations in the same order, without FMA (so no contraction either), so the same
- * bits as the plain copy. */
-#if !defined(TT_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
-#define ROWS_AVX2 1
-#define ROWS_INLINE static inline __attribute__((always_inline))
-#else
-#define ROWS_INLINE static inline
-#endif
-
+/* The row passes of a head, each on row i's computed keys [0, row_keys(a, i)), compiled for
+ * AVX-512, AVX2 and the baseline (TT_VEC, cpu.h): the same operations in the same order in
+ * each, so the same bits. */
 /* dst (T,T) = att * keep / (1 - p) */
-ROWS_INLINE void dropped_body(const tt_attn_desc *a, real *dst, const real *att,
+TT_VEC static void dropped_rows(const tt_attn_desc *a, real *dst, const real *att,
                               const uint8_t *keep)
 {
     const real s = R(1) / (R(1) - a->p);
@@ -71,7 +63,7 @@ ROWS_INLINE void dropped_body(const tt_attn_desc *a, real *dst, const real *att,
 
 /* P (T,T): the scores in, the weights out (masked to -inf, softmax, zeros past the computed
  * keys); D = P * keep / (1 - p) when keep */
-ROWS_INLINE void weight_body(const tt_attn_desc *a, real *P, real *D, const uint8_t *keep,
+TT_VEC static void weight_rows(const tt_attn_desc *a, real *P, real *D, const uint8_t *keep,
                              const int32_t *pad)
 {
     const int T = a->T;
@@ -85,11 +77,11 @@ ROWS_INLINE void weight_body(const tt_attn_desc *a, real *P, real *D, const uint
         tt_softmax_row(row, row, n);
         for (int jj = n; jj < T; jj++) row[jj] = R(0);
     }
-    if (keep) dropped_body(a, D, P, keep);
+    if (keep) dropped_rows(a, D, P, keep);
 }
 
 /* dP (T,T) in: dO V^T; out: dS = P * (dP' - rowsum(dP' * P)), dP' = dP * keep / (1 - p) */
-ROWS_INLINE void score_grad_body(const tt_attn_desc *a, real *dP, const real *P,
+TT_VEC static void score_grad_rows(const tt_attn_desc *a, real *dP, const real *P,
                                  const uint8_t *keep)
 {
     const int T = a->T;
@@ -106,58 +98,6 @@ ROWS_INLINE void score_grad_body(const tt_attn_desc *a, real *dP, const real *P,
         real dot = tt_row_dot(g, p, n);
         for (int jj = 0; jj < n; jj++) g[jj] = p[jj] * (g[jj] - dot);
     }
-}
-
-#ifdef ROWS_AVX2
-__attribute__((target("avx2"))) static void dropped_avx2(const tt_attn_desc *a, real *dst,
-                                                         const real *att, const uint8_t *keep)
-{
-    dropped_body(a, dst, att, keep);
-}
-__attribute__((target("avx2"))) static void weight_avx2(const tt_attn_desc *a, real *P, real *D,
-                                                        const uint8_t *keep, const int32_t *pad)
-{
-    weight_body(a, P, D, keep, pad);
-}
-__attribute__((target("avx2"))) static void score_grad_avx2(const tt_attn_desc *a, real *dP,
-                                                            const real *P, const uint8_t *keep)
-{
-    score_grad_body(a, dP, P, keep);
-}
-#endif
-
-static void dropped_rows(const tt_attn_desc *a, real *dst, const real *att, const uint8_t *keep)
-{
-#ifdef ROWS_AVX2
-    if (tt_cpu_have_avx2_fma()) {
-        dropped_avx2(a, dst, att, keep);
-        return;
-    }
-#endif
-    dropped_body(a, dst, att, keep);
-}
-
-static void weight_rows(const tt_attn_desc *a, real *P, real *D, const uint8_t *keep,
-                        const int32_t *pad)
-{
-#ifdef ROWS_AVX2
-    if (tt_cpu_have_avx2_fma()) {
-        weight_avx2(a, P, D, keep, pad);
-        return;
-    }
-#endif
-    weight_body(a, P, D, keep, pad);
-}
-
-static void score_grad_rows(const tt_attn_desc *a, real *dP, const real *P, const uint8_t *keep)
-{
-#ifdef ROWS_AVX2
-    if (tt_cpu_have_avx2_fma()) {
-        score_grad_avx2(a, dP, P, keep);
-        return;
-    }
-#endif
-    score_grad_body(a, dP, P, keep);
 }
 
 /* C (M,N) of row stride ldc = 0, so a head's gemm can add to it (beta 1): OpenBLAS's own

@@ -53,7 +53,7 @@ static void masked_scale(real *y, const real *x, const uint8_t *keep, real scale
     }
 }
 
-static void dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
@@ -69,7 +69,7 @@ void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, t
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, dropout_range, &d);
 }
 
-static void dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
@@ -93,7 +93,7 @@ void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, 
 /* relu + dropout draws its mask into a stack buffer, a piece at a time */
 #define PIECE 1024
 
-static void relu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void relu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
@@ -122,7 +122,7 @@ void tt_cpu_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, relu_dropout_range, &d);
 }
 
-static void relu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void relu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
@@ -148,7 +148,7 @@ void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, r
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, relu_dropout_backward_range, &d);
 }
 
-static void dropout_add_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void dropout_add_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
@@ -177,7 +177,7 @@ void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p,
 
 /* gelu + dropout, a piece at a time: GELU's vector loop, then the mask over the same piece
  * while it is in L1 */
-static void gelu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void gelu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
@@ -203,7 +203,7 @@ void tt_cpu_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real
 }
 
 /* dropout's backward into a stack piece, then GELU's: the unfused order of the products */
-static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
+TT_VEC static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
