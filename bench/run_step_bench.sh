@@ -141,11 +141,12 @@ for c in $CONFIGS; do
             scol = sprintf("%.2fx (%s)", speed, which); mcol = sprintf("%.2f", mem)
             tmcol = sprintf("%.1f", tmb)
         } else { tcol = "n/a"; scol = "n/a"; mcol = "n/a"; tmcol = "n/a" }
-        # issue 15: the speed-up over PyTorch and the share of the sgemm peak each row needs
-        need = 0; share = 0
-        if (c == "tiny") need = 4
-        else if (c == "small") { need = 2.5; share = 75 }
-        else if (c == "medium") { need = 2; share = 75 }
+        # issue 15: the speed-up over PyTorch and the share of the sgemm peak each row needs;
+        # the memory bound (<= 1/3 of PyTorch's) is issue 6's, for its three rows only
+        need = 0; share = 0; memcap = 0
+        if (c == "tiny") { need = 4; memcap = 1 }
+        else if (c == "small") { need = 2.5; share = 75; memcap = 1 }
+        else if (c == "medium") { need = 2; share = 75; memcap = 1 }
         else if (c == "gpt-small" || c == "gpt-medium") { need = 3; share = 70 }
         if (need == 0) tgt = "-"
         else {
@@ -154,8 +155,11 @@ for c in $CONFIGS; do
                 ok = 0; why = why sprintf(" speed-up %.2f<%g", speed, need)
             }
             if (share && pct < share) { ok = 0; why = why sprintf(" peak %.0f%%<%d%%", pct, share) }
-            if (have && mem > 1.0 / 3) { ok = 0; why = why sprintf(" mem %.2f>0.33", mem) }
-            tgt = sprintf("x>=%g, %smem<=1/3: %s", need, share ? ">=" share "% peak, " : "",
+            if (memcap && have && mem > 1.0 / 3) {
+                ok = 0; why = why sprintf(" mem %.2f>0.33", mem)
+            }
+            tgt = sprintf("x>=%g%s%s: %s", need, share ? ", >=" share "% peak" : "",
+                          memcap ? ", mem<=1/3" : "",
                           ok ? (have ? "PASS" : "PASS (no torch: speed and memory unchecked)") \
                              : "FAIL:" why)
         }
