@@ -142,7 +142,7 @@ for c in $CONFIGS; do
             tmcol = sprintf("%.1f", tmb)
         } else { tcol = "n/a"; scol = "n/a"; mcol = "n/a"; tmcol = "n/a" }
         # issue 15: the speed-up over PyTorch and the share of the sgemm peak each row needs;
-        # the memory bound (<= 1/3 of PyTorch's) is issue 6's, for its three rows only
+        # the memory bound (<= 1/3 of PyTorch) is from issue 6, for its three rows only
         need = 0; share = 0; memcap = 0
         if (c == "tiny") { need = 4; memcap = 1 }
         else if (c == "small") { need = 2.5; share = 75; memcap = 1 }
