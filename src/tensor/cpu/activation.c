@@ -47,7 +47,7 @@ void tt_cpu_relu_backward(real *dinp, const real *inp, const real *dout, int64_t
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, relu_backward_range, &a);
 }
 
-/* ---- GELU: the row loops, compiled three times ------------------------------------------------ */
+/* ---- GELU: the row loops, compiled three times ------------------------------------------ */
 
 /* GELU's ranges: about 2 ns an element with AVX2 (libm's erff: 10), so a quarter of the grain
  * is about its 5 us (measured alone, on a loaded machine; it is a grain, not a benchmark) */

@@ -44,12 +44,12 @@ static int row_keys(const tt_attn_desc *a, int i)
     return a->causal && !a->full ? tt_tri_cols(i, a->T) : a->T;
 }
 
-/* The row passes of a head, each on row i's computed keys [0, row_keys(a, i)), compiled for
- * AVX-512, AVX2 and the baseline (TT_VEC, cpu.h): the same operations in the same order in
- * each, so the same bits. */
-/* dst (T,T) = att * keep / (1 - p) */
+/* The row passes of a head below, each on row i's computed keys [0, row_keys(a, i)), are
+ * compiled for AVX-512, AVX2 and the baseline (TT_VEC, cpu.h): the same operations in the
+ * same order in each, so the same bits.
+ * dst (T,T) = att * keep / (1 - p) */
 TT_VEC static void dropped_rows(const tt_attn_desc *a, real *dst, const real *att,
-                              const uint8_t *keep)
+                                const uint8_t *keep)
 {
     const real s = R(1) / (R(1) - a->p);
     for (int i = 0; i < a->T; i++) {
@@ -64,7 +64,7 @@ TT_VEC static void dropped_rows(const tt_attn_desc *a, real *dst, const real *at
 /* P (T,T): the scores in, the weights out (masked to -inf, softmax, zeros past the computed
  * keys); D = P * keep / (1 - p) when keep */
 TT_VEC static void weight_rows(const tt_attn_desc *a, real *P, real *D, const uint8_t *keep,
-                             const int32_t *pad)
+                               const int32_t *pad)
 {
     const int T = a->T;
     for (int i = 0; i < T; i++) {
@@ -82,7 +82,7 @@ TT_VEC static void weight_rows(const tt_attn_desc *a, real *P, real *D, const ui
 
 /* dP (T,T) in: dO V^T; out: dS = P * (dP' - rowsum(dP' * P)), dP' = dP * keep / (1 - p) */
 TT_VEC static void score_grad_rows(const tt_attn_desc *a, real *dP, const real *P,
-                                 const uint8_t *keep)
+                                   const uint8_t *keep)
 {
     const int T = a->T;
     const real s = keep ? R(1) / (R(1) - a->p) : R(1);

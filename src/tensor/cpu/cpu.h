@@ -17,11 +17,11 @@ extern "C" {
 /* TT_VEC: a row or elementwise kernel compiled three times, for AVX-512 (x86-64-v4), AVX2
  * (x86-64-v3) and the x86-64 baseline the build targets (SSE2), the loader picking the widest
  * the CPU has (GCC's target_clones, an ifunc). The values are the same bits in all three: the
- * vectoriser may not reorder floating-point operations (no -ffast-math), the lane sums of
+ * build's flags never let the vectoriser reorder floating-point operations, the lane sums of
  * reduce.h fix their order in the source, and -std=c11 with -ffp-contract=off (Makefile) keeps
  * a * b + c two roundings, never a fused multiply-add. Only the width of each instruction
- * changes. Not with clang (the fuzzers' compiler), nor outside x86-64, nor in float64 builds (they are
- * for checking), where it is nothing. */
+ * changes. Not with clang (the fuzzers' compiler), nor outside x86-64, nor in float64 builds
+ * (they are for checking), where it is nothing. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TT_DOUBLE) && \
     !defined(TT_NO_CLONES)
 #define TT_VEC __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))

@@ -51,9 +51,8 @@ __attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb,
                                                                float *C, int ldc)
 {
     float tile[HEAD_TILE];
-    if (tb) { /* B (N,K) -> tile (K,N) */
-        for (int n = 0; n < N; n++)
-            for (int k = 0; k < K; k++) tile[(int64_t)k * N + n] = B[(int64_t)n * ldb + k];
+    if (tb) { /* B (N,K) -> tile (K,N), tri_gemm.c's transpose */
+        tt_cpu_transpose(tile, B, N, K, ldb);
         B = tile;
         ldb = N;
     }
