@@ -6,6 +6,8 @@
 #                      CONFIG=FILE.json: that config's training step against PyTorch's)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
+#   make MPI=1 ...     the same with ./train data parallel over processes (Open MPI; with
+#                      CUDA=1 also NCCL), under build/mpi: mpirun -np N ./train CONFIG
 #   make deps          installs the Debian packages the build and tests need (as root)
 #   make clean
 # The library is compiled twice from the same sources: float32 (training) and float64
@@ -15,6 +17,22 @@ CC      ?= cc
 DEBUG   ?= 0
 CUDA    ?= 0
 PKGS    := openblas check libcjson
+
+# make MPI=1: ./train data-parallel over processes (mpirun -np N ./train CONFIG; dist.c):
+# TT_WITH_MPI defined, Open MPI's compile and link flags (from mpicc, its wrapper), objects under
+# build/mpi (build/mpi-cuda with CUDA=1, which adds NCCL for the GPUs' gradients). Without MPI=1
+# the build and the program are the plain ones.
+MPI     ?= 0
+ifeq ($(MPI),1)
+  MPICC_SHOW := $(shell mpicc --showme:compile 2>/dev/null)
+  ifeq ($(MPICC_SHOW),)
+    $(error make MPI=1 needs Open MPI (mpicc, mpirun) and none was found. HINT: \
+      scripts/deps.sh mpi (as root) installs it: apt-get install openmpi-bin libopenmpi-dev)
+  endif
+  MPI_DEF  := -DTT_WITH_MPI $(patsubst -I%,-isystem %,$(MPICC_SHOW))
+  MPI_LIBS := $(shell mpicc --showme:link) $(if $(filter 1,$(CUDA)),-lnccl)
+  BUILD ?= build/mpi$(if $(filter 1,$(CUDA)),-cuda)$(if $(filter 1,$(DEBUG)),-debug)
+endif
 
 # make CUDA=1: src/tensor/cuda/*.cu compiled by nvcc into both libraries (float32, float64),
 # cuBLAS and the CUDA runtime linked, TT_CUDA defined for the C sources; objects under their
@@ -68,8 +86,8 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdou
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS_ALL = -std=c11 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP \
-             $(PKG_CFLAGS) $(CUDA_DEF)
-LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) $(CUDA_LIBS) -lm -pthread
+             $(PKG_CFLAGS) $(CUDA_DEF) $(MPI_DEF)
+LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) $(CUDA_LIBS) $(MPI_LIBS) -lm -pthread
 
 # src/train/main.c and infer_main.c are the programs' main(); everything else is library (the
 # tests drive the programs through tt_train_main and tt_infer_main, in process).
@@ -94,10 +112,10 @@ BENCH_STEP := $(BUILD)/bench_step
 # switching between `make` and `make CUDA=1` relinks it.
 # ./infer (a checkpoint's maps, predictions, generation, evaluation) sits beside it, linked the
 # same way.
-ifneq ($(filter $(BUILD),build build/cuda),)
+ifneq ($(filter $(BUILD),build build/cuda build/mpi build/mpi-cuda),)
   TRAIN := train
   INFER := infer
-  TRAIN_STAMP := build/.train-$(if $(filter 1,$(CUDA)),cuda,cpu)
+  TRAIN_STAMP := build/.train-$(if $(filter 1,$(MPI)),mpi-)$(if $(filter 1,$(CUDA)),cuda,cpu)
 else
   TRAIN := $(BUILD)/train
   INFER := $(BUILD)/infer

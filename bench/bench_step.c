@@ -9,6 +9,7 @@
  * 2048^3 GFLOP/s (best of 3) at the same thread count. */
 #include "bench_run.h"
 #include "bench_util.h"
+#include "train/run/dist.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -112,6 +113,8 @@ static void describe(const bench_run *b, const char *coretype)
            c->model.attn_dropout, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw",
            c->train.lr, c->train.grad_clip);
     if (b->pad_share > 0) printf(", padding %.1f%% of the positions", 100 * b->pad_share);
+    if (tt_dist_size() > 1)
+        printf(", data parallel over %d processes (%d rows each)", tt_dist_size(), b->r.batch.B);
     printf("; %lld params, %d threads (%s, OPENBLAS_CORETYPE=%s, core %s)\n",
            (long long)b->r.model.params.numel, b->r.g.be->get_threads(),
            tt_device_name(c->device), coretype, openblas_get_corename());
@@ -125,7 +128,7 @@ static void add_num(cJSON *o, const char *key, double v)
 
 #define MAX_SETS 64
 
-int main(int argc, char **argv)
+static int bench_main(int argc, char **argv)
 {
     const char *name = NULL, *sets[MAX_SETS];
     int threads = 2, warmup = 5, steps = 30, n_sets = 0;
@@ -193,6 +196,9 @@ int main(int argc, char **argv)
         if (auto_steps && k + 1 == warmup) { /* about 1 s of steps at the warm-up's pace */
             memcpy(warm, ms, (size_t)warmup * sizeof(double));
             double n = ceil(1000.0 / fmax(median(warm, warmup), 1e-3));
+            /* data parallel: every rank takes rank 0's count (the steps are collectives) */
+            if (tt_dist_rank() > 0) n = 0;
+            tt_dist_sum(&n, 1);
             n_steps = warmup + (int)fmin(fmax(n, 30), 1000);
         }
     }
@@ -203,7 +209,7 @@ int main(int argc, char **argv)
     double mean = 0;
     for (int k = 0; k < steps; k++) mean += timed[k] / steps;
     double med = median(timed, steps), lo = timed[0], hi = timed[steps - 1];
-    const int B = r->batch.B, T = r->batch.T;
+    const int B = r->batch.B * r->batch.parts, T = r->batch.T; /* the whole batch's rows */
     double tok_s = B * T / (med * 1e-3);
     double flops = bench_step_flops(&b), gflops = flops / (med * 1e-3) * 1e-9;
     describe(&b, coretype);
@@ -222,6 +228,7 @@ int main(int argc, char **argv)
     cJSON_AddStringToObject(o, "impl", "ours");
     cJSON_AddStringToObject(o, "config", b.name);
     cJSON_AddNumberToObject(o, "threads", r->g.be->get_threads());
+    cJSON_AddNumberToObject(o, "ranks", tt_dist_size());
     cJSON_AddStringToObject(o, "coretype", coretype);
     cJSON_AddNumberToObject(o, "warmup", warmup);
     cJSON_AddNumberToObject(o, "steps", steps);
@@ -245,4 +252,14 @@ int main(int argc, char **argv)
     free(warm);
     bench_free(&b);
     return 0;
+}
+
+/* With MPI=1, `mpirun -np N bench_step ...` times the data-parallel step (dist.h): each rank
+ * its share, the gradients summed; rank 0 prints. */
+int main(int argc, char **argv)
+{
+    tt_dist_init(&argc, &argv);
+    int rc = bench_main(argc, argv);
+    tt_dist_finalize();
+    return rc;
 }

@@ -6,6 +6,9 @@
 #   viewer:  the optional ones only, installed when missing and possible (scripts/check_html.sh
 #            calls it before it would skip); exit 0 when they are there at the end, else 1 with
 #            the reason on stderr.
+#   mpi:     Open MPI (openmpi-bin, libopenmpi-dev) for make MPI=1 and its tests (mpirun),
+#            installed when missing (as root, with Debian's recommends: ssh, which Open MPI's
+#            launcher looks for), else the apt-get line and exit 1.
 #   fuzz:    clang and its runtime libraries (libFuzzer, the sanitizers) for make fuzz,
 #            installed when missing (as root), else the apt-get line and exit 1. On Debian 12
 #            the clang package alone lacks libFuzzer: it is in libclang-rt-14-dev, which
@@ -17,6 +20,7 @@ set -euo pipefail
 PACKAGES=(gcc make pkg-config libopenblas-dev libcjson-dev check)
 OPTIONAL=(chromium fonts-liberation fonts-nanum)
 FUZZ=(clang libclang-rt-dev)
+MPI=(openmpi-bin libopenmpi-dev)
 
 missing_of() {
     local p
@@ -27,9 +31,9 @@ missing_of() {
 
 mode=${1:-ensure}
 case $mode in
-install | ensure | viewer | fuzz) ;;
+install | ensure | viewer | fuzz | mpi) ;;
 *)
-    echo "usage: $0 install|ensure|viewer|fuzz" >&2
+    echo "usage: $0 install|ensure|viewer|fuzz|mpi" >&2
     exit 2
     ;;
 esac
@@ -49,18 +53,24 @@ if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
          "HINT: source .device/env.sh (made by ../shared/tools/device-bundle.sh)" >&2
     exit 1
 fi
-if [ "$mode" = fuzz ]; then
-    mapfile -t missing < <(missing_of "${FUZZ[@]}")
+if [ "$mode" = fuzz ] || [ "$mode" = mpi ]; then
+    if [ "$mode" = fuzz ]; then
+        what="make fuzz" recommends=--no-install-recommends
+        mapfile -t missing < <(missing_of "${FUZZ[@]}")
+    else
+        what="make MPI=1" recommends=
+        mapfile -t missing < <(missing_of "${MPI[@]}")
+    fi
     [ ${#missing[@]} -eq 0 ] && exit 0
     if [ "$(id -u)" -ne 0 ]; then
-        echo "deps: make fuzz needs ${missing[*]}; run as root:  apt-get update &&" \
-             "apt-get install -y --no-install-recommends ${missing[*]}" >&2
+        echo "deps: $what needs ${missing[*]}; run as root:  apt-get update &&" \
+             "apt-get install -y $recommends ${missing[*]}" >&2
         exit 1
     fi
     echo "deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq || echo "deps: WARNING: apt-get update failed" >&2
-    apt-get install -y --no-install-recommends "${missing[@]}"
+    apt-get install -y $recommends "${missing[@]}"
     exit 0
 fi
 missing=()

@@ -46,6 +46,7 @@ int main(int argc, char **argv)
         {"memory_plan", memory_plan_suite},
         {"budget", budget_suite},
         {"faults", faults_suite},
+        {"dist", dist_suite},
 #ifdef TT_DOUBLE
         {"gradcheck", gradcheck_suite},
 #else

@@ -295,6 +295,54 @@ START_TEST(test_mlm_masks)
 }
 END_TEST
 
+/* Data parallel (dist.h): share `part` of `parts` of a batch is rows part*B .. of the whole
+ * batch, [MASK]s and targets included (mlm draws the whole batch's masks), whatever the
+ * number of shares; the rows past the split's end are padding in every share. */
+START_TEST(test_batch_shares)
+{
+    char line[64], *text = tt_xcalloc(1, 50 * 64);
+    for (int i = 0; i < 50; i++) {
+        snprintf(line, sizeof line, "w%d w%d w%d w%d w%d\n", i % 7, i % 5, i % 3, i % 11, i % 13);
+        strcat(text, line);
+    }
+    tt_config c = config(TT_TASK_MLM, text, "w1 w2\n", 5);
+    free(text);
+    tt_corpus d;
+    char err[512];
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    enum { B = 12, T = 5 };
+    int order[50];
+    for (int i = 0; i < 50; i++) order[i] = (i * 17) % 50;
+    for (int first = 0; first < 50; first += B) { /* the last batch: 2 rows, 10 of padding */
+        tt_batch whole, share;
+        tt_rng r0, r1;
+        tt_rng_init(&r0, 9, 3);
+        tt_batch_alloc(&whole, B, T);
+        tt_batch_fill(&whole, &d, &d.train, order, first, &r0, 0.3);
+        for (int parts = 2; parts <= 4; parts++)
+            for (int part = 0; part < parts; part++) {
+                const int b = B / parts;
+                tt_rng_init(&r1, 9, 3);
+                tt_batch_alloc(&share, b, T);
+                share.part = part, share.parts = parts;
+                tt_batch_fill(&share, &d, &d.train, order, first, &r1, 0.3);
+                ck_assert_msg(r1.counter == r0.counter, "share %d/%d: cursor %llu, whole %llu",
+                              part, parts, (unsigned long long)r1.counter,
+                              (unsigned long long)r0.counter);
+                size_t off = (size_t)part * b * T, n = (size_t)b * T * sizeof(int32_t);
+                ck_assert_msg(!memcmp(share.tokens, whole.tokens + off, n) &&
+                                  !memcmp(share.targets, whole.targets + off, n) &&
+                                  !memcmp(share.pad, whole.pad + off, n),
+                              "batch at %d, share %d of %d differs from the whole batch's rows",
+                              first, part, parts);
+                tt_batch_free(&share);
+            }
+        tt_batch_free(&whole);
+    }
+    tt_corpus_free(&d);
+}
+END_TEST
+
 START_TEST(test_shuffle)
 {
     enum { N = 1000 };
@@ -365,6 +413,7 @@ Suite *data_suite(void)
     tcase_add_test(tc, test_truncate_counts);
     tcase_add_test(tc, test_batches);
     tcase_add_test(tc, test_mlm_masks);
+    tcase_add_test(tc, test_batch_shares);
     tcase_add_test(tc, test_shuffle);
     tcase_add_test(tc, test_bounded_reads);
     suite_add_tcase(s, tc);

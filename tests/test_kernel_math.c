@@ -142,7 +142,8 @@ END_TEST
 
 /* Element i of a draw at a cursor from tt_rng_take: tt_dropout_keep4's bit i % 4 of block
  * i / 4, as the CUDA kernels take it, equals the CPU's mask and uniform(at, i) >= p, for odd
- * sizes, for cursors past the first block, and for thresholds at the ends and in between. */
+ * sizes, for cursors past the first block and inside one (a rank's share of a draw, dist.h),
+ * and for thresholds at the ends and in between. */
 START_TEST(test_dropout_keep4_shared)
 {
     static const int64_t ns[] = {1, 5, 31, 33, 1027, 100003};
@@ -154,20 +155,25 @@ START_TEST(test_dropout_keep4_shared)
             int64_t n = ns[a];
             real p = (real)ps[b];
             (void)tt_rng_take(&r, 3 + (int64_t)a); /* so the draws start at varied counters */
-            tt_rng at = tt_rng_take(&r, n);
+            const tt_rng draw = tt_rng_take(&r, n);
             uint32_t thr = tt_philox_keep_threshold((double)p);
             uint8_t *cpu = tt_xmalloc((size_t)n);
-            tt_cpu_keep_mask(cpu, &at, 0, n, p);
-            for (int64_t j = 0; 4 * j < n; j++) {
-                unsigned bits = tt_dropout_keep4(&at, j, thr);
-                for (int k = 0; k < 4 && 4 * j + k < n; k++) {
-                    int64_t i = 4 * j + k;
-                    int mine = bits >> k & 1u, want = tt_rng_uniform_at(&at, i) >= p;
-                    ck_assert_msg(mine == cpu[i] && mine == want,
-                                  "keep4 n=%lld p=%g counter=%llu: element %lld: kernel_math "
-                                  "%d, tt_cpu_keep_mask %d, uniform >= p %d",
-                                  (long long)n, (double)p, (unsigned long long)at.counter,
-                                  (long long)i, mine, cpu[i], want);
+            /* shift 0: the draw; 1..3: a data-parallel share starting inside a block */
+            for (int shift = 0; shift < 4; shift++) {
+                tt_rng at = draw;
+                at.counter += (uint64_t)shift;
+                tt_cpu_keep_mask(cpu, &at, 0, n, p);
+                for (int64_t j = 0; 4 * j < n; j++) {
+                    unsigned bits = tt_dropout_keep4(&at, j, thr);
+                    for (int k = 0; k < 4 && 4 * j + k < n; k++) {
+                        int64_t i = 4 * j + k;
+                        int mine = bits >> k & 1u, want = tt_rng_uniform_at(&at, i) >= p;
+                        ck_assert_msg(mine == cpu[i] && mine == want,
+                                      "keep4 n=%lld p=%g counter=%llu: element %lld: "
+                                      "kernel_math %d, tt_cpu_keep_mask %d, uniform >= p %d",
+                                      (long long)n, (double)p, (unsigned long long)at.counter,
+                                      (long long)i, mine, cpu[i], want);
+                    }
                 }
             }
             free(cpu);

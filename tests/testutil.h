@@ -48,6 +48,7 @@ Suite *guard_suite(void);     /* the device boundary: the guard device, and ./tr
 Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
 Suite *budget_suite(void);    /* the memory check before a run: needs, limits, refusals */
 Suite *faults_suite(void);    /* signals, kills, full disks: what a run survives */
+Suite *dist_suite(void);      /* data parallel: batch shares; ./train under mpirun (MPI=1) */
 Suite *gradcheck_suite(void); /* float64 build only */
 Suite *bench_suite(void);     /* float32 build only: bench_step as a user runs it */
 #ifdef TT_WITH_CUDA

@@ -8,7 +8,17 @@ void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng)
     TT_ASSERT_MSG(meta->device == TT_CPU && meta != data,
                   "the graph's meta arena must be a host arena of its own");
     *g = (tt_graph){.data = data, .meta = meta, .be = tt_backend_get(data->device),
-                    .device = data->device, .training = true, .rng = rng};
+                    .device = data->device, .training = true, .rng = rng, .parts = 1};
+}
+
+tt_rng tt_graph_take(tt_graph *g, int64_t n)
+{
+    TT_ASSERT_MSG(g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
+    TT_ASSERT_MSG(g->parts >= 1 && g->part >= 0 && g->part < g->parts,
+                  "tt_graph_take: share %d of %d", g->part, g->parts);
+    tt_rng at = tt_rng_take(g->rng, n * g->parts);
+    at.counter += (uint64_t)g->part * (uint64_t)n;
+    return at;
 }
 
 void tt_graph_set_grad_heap(tt_graph *g, tt_heap *grads)
@@ -125,7 +135,9 @@ tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var 
     return n;
 }
 
-void tt_backward(tt_graph *g, tt_var *loss)
+void tt_backward(tt_graph *g, tt_var *loss) { tt_backward_seeded(g, loss, R(1)); }
+
+void tt_backward_seeded(tt_graph *g, tt_var *loss, real seed)
 {
     TT_ASSERT_MSG(!g->backward_done, "backward called twice on one tape: gradients would be "
                   "counted twice. HINT: tt_graph_reset between steps");
@@ -134,7 +146,7 @@ void tt_backward(tt_graph *g, tt_var *loss)
     TT_ASSERT_MSG(loss->requires_grad, "backward on a value that does not require grad "
                   "(no-grad mode, or no input requires grad)");
     g->backward_done = true;
-    g->be->fill(tt_var_grad(g, loss), R(1), 1);
+    g->be->fill(tt_var_grad(g, loss), seed, 1);
     for (tt_node *n = g->tail; n; n = n->prev) {
         tt_var *out = n->out;
         if (!out->grad.data) continue;

@@ -60,6 +60,8 @@ struct tt_graph {
     tt_heap *grads;     /* intermediate gradients, or NULL: they are then in `data` */
     bool keep_grads;    /* with a heap: release nothing until tt_graph_reset (callers that
                            read an intermediate's gradient after tt_backward) */
+    int part, parts;    /* data parallel: the batch is share `part` of `parts` equal shares of
+                           the whole batch (0 of 1 on one process; see tt_graph_take) */
 };
 
 /* The graph does not own the arenas or the rng; meta must be a CPU arena distinct from data. */
@@ -67,6 +69,11 @@ void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng);
 /* Intermediate gradients from `grads` (a heap on the data arena's device, not owned; NULL for
  * the arena) from the next recording on; keep_grads is left false. Only on an empty tape. */
 void tt_graph_set_grad_heap(tt_graph *g, tt_heap *grads);
+/* The rng cursor of a draw of n elements for a tensor whose leading dimension is the batch
+ * (dropout masks): the whole batch's draw (n * parts elements) is reserved, and the returned
+ * cursor is this share's part of it, elements part * n on. So a mask element depends on the
+ * example's place in the whole batch, never on how many processes share it. */
+tt_rng tt_graph_take(tt_graph *g, int64_t n);
 /* Forget the tape and everything allocated for it (a reset of both arenas and the heap). */
 void tt_graph_reset(tt_graph *g);
 /* Returns the previous value. */
@@ -105,5 +112,9 @@ tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var 
  * node's backward and its grad.data set to NULL: afterwards only leaf gradients (parameters,
  * caller-owned buffers, and arena vars made to require grad, which have no node) are readable. */
 void tt_backward(tt_graph *g, tt_var *loss);
+/* The same with d(loss)/d(loss) = seed: a data-parallel rank's loss is the mean over its own
+ * targets, and seed = its targets / the whole batch's makes the summed gradients the whole
+ * batch's mean's. */
+void tt_backward_seeded(tt_graph *g, tt_var *loss, real seed);
 
 #endif

@@ -35,8 +35,7 @@ tt_var *tt_gelu(tt_graph *g, tt_var *x)
  * drawn; NULL and no draw when p is 0 */
 static uint8_t *dropout_mask(tt_graph *g, int64_t n, real p, tt_rng *at)
 {
-    TT_ASSERT_MSG(p == R(0) || g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
-    *at = p > R(0) ? tt_rng_take(g->rng, n) : (tt_rng){0};
+    *at = p > R(0) ? tt_graph_take(g, n) : (tt_rng){0};
     return p > R(0) ? tt_arena_alloc(g->data, (size_t)n) : NULL;
 }
 
@@ -116,8 +115,7 @@ tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
     if (!g->training) p = R(0);
-    TT_ASSERT_MSG(p == R(0) || g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
-    tt_rng at = p > R(0) ? tt_rng_take(g->rng, x->val.n) : (tt_rng){0};
+    tt_rng at = p > R(0) ? tt_graph_take(g, x->val.n) : (tt_rng){0};
     g->be->relu_dropout_forward(x->val.data, p, at, x->val.n);
     tt_var *out = in_place(g, x);
     tt_node *n = tt_record(g, "relu_dropout", relu_dropout_backward, out, x, NULL, NULL);

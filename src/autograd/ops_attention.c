@@ -65,9 +65,8 @@ static tt_var *sdpa(tt_graph *g, tt_var *in[3], bool packed, const real *q, cons
     uint8_t *keep = NULL;
     tt_rng at = {0};
     if (p > R(0)) {
-        TT_ASSERT_MSG(g->rng, "sdpa: attention dropout needs the graph's rng");
         keep = tt_arena_alloc(g->data, (size_t)n_att);
-        at = tt_rng_take(g->rng, n_att);
+        at = tt_graph_take(g, n_att);
     }
     real *scratch = tt_arena_alloc(g->data, g->be->attention_scratch(&a, false));
     g->be->attention_forward(out->val.data, att.data, keep, q, k, v,

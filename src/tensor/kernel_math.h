@@ -78,15 +78,21 @@ TT_HD static inline void tt_sgd_update(real *p, real *buf, real g, const tt_sgd_
 /* Dropout keep bits of elements 4j .. 4j+3 of the draw that started at cursor `at` (bit k:
  * element 4j+k, 1 = kept; thr = tt_philox_keep_threshold(p)). Element e of a draw is word
  * at->counter + e of (seed, stream) (rng.h), and word w is lane w % 4 of Philox block w / 4
- * (philox.h). tt_rng_take leaves counter a multiple of 4 (the CPU's tt_rng_keep_at asserts it),
- * so elements 4j .. 4j+3 are lanes 0..3 of block counter/4 + j: one block, four bits, the
- * same bits tt_cpu_keep_mask gives element by element. */
+ * (philox.h). tt_rng_take leaves counter a multiple of 4, so elements 4j .. 4j+3 are lanes
+ * 0..3 of block counter/4 + j: one block, four bits. A data-parallel rank's share of a draw
+ * (tt_graph_take) may start inside a block (counter % 4 = s > 0): its four elements are then
+ * lanes s..3 of that block and 0..s-1 of the next. Either way the same bits tt_cpu_keep_mask
+ * gives element by element. */
 TT_HD static inline unsigned tt_dropout_keep4(const tt_rng *at, int64_t j, uint32_t thr)
 {
-    uint32_t w[4];
-    tt_philox_block(at->seed, at->stream, (at->counter >> 2) + (uint64_t)j, w);
-    return (unsigned)tt_philox_keep(w[0], thr) | (unsigned)tt_philox_keep(w[1], thr) << 1 |
-           (unsigned)tt_philox_keep(w[2], thr) << 2 | (unsigned)tt_philox_keep(w[3], thr) << 3;
+    uint32_t w[8];
+    const unsigned s = (unsigned)(at->counter & 3);
+    const uint64_t b = (at->counter >> 2) + (uint64_t)j;
+    tt_philox_block(at->seed, at->stream, b, w);
+    if (s) tt_philox_block(at->seed, at->stream, b + 1, w + 4);
+    return (unsigned)tt_philox_keep(w[s], thr) | (unsigned)tt_philox_keep(w[s + 1], thr) << 1 |
+           (unsigned)tt_philox_keep(w[s + 2], thr) << 2 |
+           (unsigned)tt_philox_keep(w[s + 3], thr) << 3;
 }
 
 #ifdef __cplusplus

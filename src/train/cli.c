@@ -11,10 +11,12 @@
 #include "train/cli.h"
 
 #include "train/run/budget.h"
+#include "train/run/dist.h"
 #include "train/run/run.h"
 #include "train/study/study.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,9 +46,11 @@ static const char USAGE[] =
     "  -h, --help              this text\n"
     "Every config key, its default and the outputs: README.md.\n";
 
+/* The message of an error every process meets alike (the command line; a training error
+ * the ranks agreed on): said once, by rank 0 (dist.h). */
 static int fail(const char *msg)
 {
-    fprintf(stderr, "train: %s\n", msg);
+    if (tt_dist_rank() == 0) fprintf(stderr, "train: %s\n", msg);
     return 2;
 }
 
@@ -79,6 +83,26 @@ static int interrupted(int sig, const char *err, const char *config, const char 
     }
     fputc('\n', stderr);
     return 128 + sig;
+}
+
+/* What only one process does: a study is not data parallel. */
+static int one_process_only(const tt_run *r, char *err, size_t errlen)
+{
+    if (tt_dist_size() == 1 || r->cfg.study.kind != TT_STUDY_SCALING) return 0;
+    return tt_errorf(err, errlen, "a study (study.kind) runs on one process, not %d (mpirun -np "
+                     "%d)\nHINT: run it without mpirun, or with -np 1", tt_dist_size(),
+                     tt_dist_size());
+}
+
+/* The resolved config (after --set) and the data's sizes, hashed: the ranks compare it. */
+static uint64_t run_hash(const tt_run *r)
+{
+    char *json = tt_config_to_json(&r->cfg);
+    uint64_t h = tt_fnv1a(TT_FNV_OFFSET, json, strlen(json));
+    free(json);
+    const int64_t sizes[] = {r->data.train.n, r->data.valid.n, r->data.words.n,
+                             tt_corpus_n_out(&r->data), r->step, r->epoch};
+    return tt_fnv1a(h, sizes, sizeof sizes);
 }
 
 int tt_train_main(int argc, char **argv)
@@ -121,27 +145,28 @@ int tt_train_main(int argc, char **argv)
                     "folder; --overwrite removes that run and starts a new one)");
     tt_run r = {0};
     int rc = 2, lock = -1; /* the run folder's lock, held to the end */
-    if (tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
-        tt_corpus_load(&r.data, &r.cfg, err, sizeof err) ||
-        tt_run_check_memory(&r.cfg, &r.data, err, sizeof err) ||
-        tt_run_init(&r, err, sizeof err) ||
-        (resume && tt_checkpoint_load(&r, resume, err, sizeof err))) {
-        fail(err);
+    const bool lead = tt_dist_rank() == 0; /* the process that writes (dist.h) */
+    /* loading may fail on one rank alone (its files): every rank learns it, one says why */
+    bool failed = tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
+                  tt_corpus_load(&r.data, &r.cfg, err, sizeof err) ||
+                  tt_run_check_memory(&r.cfg, &r.data, err, sizeof err) ||
+                  tt_run_init(&r, err, sizeof err) ||
+                  (resume && tt_checkpoint_load(&r, resume, err, sizeof err)) ||
+                  one_process_only(&r, err, sizeof err);
+    if (tt_dist_agree(failed, err) ||
+        tt_dist_agree(tt_dist_same(run_hash(&r), err, sizeof err), err))
         goto out;
-    }
     if (dump) {
         rc = tt_dump_first_step(&r, dump, err, sizeof err) ? fail(err) : 0;
         if (!rc) printf("wrote %s\n", dump);
         goto out;
     }
     const bool study = r.cfg.study.kind == TT_STUDY_SCALING;
-    if (tt_run_folder_lock(r.cfg.output.dir, &lock, err, sizeof err) ||
-        tt_run_folder_claim(&r, resume, overwrite, err, sizeof err) ||
-        (study ? tt_run_write_config(&r, err, sizeof err)
-               : tt_run_prepare_dir(&r, resume != NULL, err, sizeof err))) {
-        fail(err);
-        goto out;
-    }
+    failed = lead && (tt_run_folder_lock(r.cfg.output.dir, &lock, err, sizeof err) ||
+                      tt_run_folder_claim(&r, resume, overwrite, err, sizeof err) ||
+                      (study ? tt_run_write_config(&r, err, sizeof err)
+                             : tt_run_prepare_dir(&r, resume != NULL, err, sizeof err)));
+    if (tt_dist_agree(failed, err)) goto out;
     err[0] = '\0';
     tt_signals_catch();
     if (study) {
@@ -150,15 +175,23 @@ int tt_train_main(int argc, char **argv)
         tt_run_describe(&r);
         if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
                            (long long)r.step);
+        if (tt_dist_size() > 1)
+            printf("data parallel: %d processes, %d rows of each batch of %d on each\n",
+                   tt_dist_size(), r.batch.B, r.cfg.train.batch_size);
         r.on_step = test_on_step, r.on_stop = test_on_stop, r.on_step_ctx = test_ctx;
         rc = tt_run_train(&r, err, sizeof err) ? 2 : 0;
     }
     const int sig = r.stop_signal ? r.stop_signal : study && rc ? tt_signal_caught() : 0;
     tt_signals_release();
-    if (rc && sig)
+    if (rc && sig && lead) {
         rc = interrupted(sig, err, config, sets, n_sets, study ? NULL : r.stop_checkpoint);
-    else if (rc)
+    } else if (rc && sig) {
+        rc = 128 + sig; /* every rank stopped after the same step; rank 0 said so */
+    } else if (rc && lead) {
         fail(err);
+        /* the other ranks may wait for this one in a collective (a write failed here alone) */
+        if (tt_dist_size() > 1 && !r.err_all) tt_dist_abort(rc);
+    }
 out:
     tt_run_free(&r);
     if (lock >= 0) close(lock);

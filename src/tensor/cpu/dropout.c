@@ -25,6 +25,12 @@ void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n,
     /* uniform >= p  <=>  (word >> 8) >= ceil(p * 2^24) (philox.h): an integer compare, with
      * the same threshold in the scalar head and tail and in the AVX2 blocks between them */
     uint32_t thr = tt_philox_keep_threshold((double)p);
+    /* a rank's share of a draw may start inside a Philox block (tt_graph_take): the same
+     * words from the block's start, elements counted s further */
+    tt_rng aligned = *at;
+    aligned.counter &= ~(uint64_t)3;
+    first += (int64_t)(at->counter & 3);
+    at = &aligned;
     int64_t e = 0;
     for (; (first + e) % 4 && e < n; e++) keep[e] = keep_one(at, first + e, thr);
     int64_t n32 = (n - e) / (4 * TT_RNG_LANES);

@@ -22,19 +22,16 @@
 
 /* How the CPU's elements map onto threads. Element i of a draw at cursor `at` is Philox word
  * at.counter + i of (at.seed, at.stream) (rng.h); word w is lane w % 4 of block w / 4
- * (philox.h: key = seed, counter = (block, stream)). tt_rng_take leaves at.counter a multiple
- * of 4 (asserted below, as the CPU's tt_rng_keep_at asserts it), so elements 4j .. 4j+3 are
- * lanes 0..3 of block at.counter / 4 + j: thread j computes that one block and keeps element
- * 4j + k when (lane k >> 8) >= tt_philox_keep_threshold(p), the integer form of uniform >= p
- * that tt_cpu_keep_mask uses, scalar and AVX2 alike. With p == 0 the threshold is 0, every
- * element is kept whatever its word, so the kernels skip Philox and `at` is not read. */
-static uint32_t keep_threshold(real p, const tt_rng *at)
+ * (philox.h: key = seed, counter = (block, stream)). Thread j computes the keep bits of
+ * elements 4j .. 4j+3 (kernel_math.h's tt_dropout_keep4: lanes 0..3 of block at.counter / 4 + j,
+ * or, for a data-parallel rank's share that starts inside a block, lanes of two blocks) and keeps
+ * element 4j + k when (its lane >> 8) >= tt_philox_keep_threshold(p), the integer form of
+ * uniform >= p that tt_cpu_keep_mask uses, scalar and AVX2 alike. With p == 0 the threshold is
+ * 0, every element is kept whatever its word, so the kernels skip Philox and `at` is not read. */
+static uint32_t keep_threshold(real p)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
-    uint32_t thr = tt_philox_keep_threshold((double)p);
-    TT_ASSERT_MSG(thr == 0 || (at->counter & 3) == 0,
-                  "dropout: rng counter %llu not a multiple of 4", (unsigned long long)at->counter);
-    return thr;
+    return tt_philox_keep_threshold((double)p);
 }
 
 /* the keep bits of elements 4j .. 4j+3 (bit k: element 4j + k) */
@@ -71,7 +68,7 @@ static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp,
 static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real *res,
                            bool gelu, real p, tt_rng at, int64_t n)
 {
-    uint32_t thr = keep_threshold(p, &at);
+    uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
         out, mask, inp, res, gelu, R(1) / (R(1) - p), at, thr, n);
@@ -157,7 +154,7 @@ static __global__ void relu_dropout_kernel(real *x, real scale, tt_rng at, uint3
 
 void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
 {
-    uint32_t thr = keep_threshold(p, &at);
+    uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     relu_dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
         x, R(1) / (R(1) - p), at, thr, n);

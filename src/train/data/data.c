@@ -416,7 +416,7 @@ int tt_corpus_n_out(const tt_corpus *c)
 void tt_batch_alloc(tt_batch *b, int B, int T)
 {
     size_t n = (size_t)B * T;
-    *b = (tt_batch){.B = B, .T = T};
+    *b = (tt_batch){.B = B, .T = T, .parts = 1};
     b->tokens = tt_xmalloc(n * sizeof(int32_t));
     b->targets = tt_xmalloc(n * sizeof(int32_t));
     b->pad = tt_xmalloc(n * sizeof(int32_t));
@@ -438,7 +438,11 @@ void tt_batch_fill(tt_batch *b, const tt_corpus *c, const tt_split *s, const int
     const int B = b->B, T = b->T;
     const bool classify = c->task == TT_TASK_CLASSIFY;
     tt_rng at = {0};
-    if (c->task == TT_TASK_MLM) at = tt_rng_take(mask, (int64_t)B * T);
+    if (c->task == TT_TASK_MLM) { /* the whole batch's draw; this share's rows of it */
+        at = tt_rng_take(mask, (int64_t)B * b->parts * T);
+        at.counter += (uint64_t)b->part * (uint64_t)B * (uint64_t)T;
+    }
+    first += b->part * B;
     b->n_tokens = 0;
     for (int r = 0; r < B; r++) {
         int32_t *tok = b->tokens + r * T, *tgt = classify ? b->targets + r : b->targets + r * T;

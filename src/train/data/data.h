@@ -104,13 +104,17 @@ typedef struct tt_batch {
     int32_t *pad;       /* [B,T]: 1 = padding */
     uint8_t *ambiguous; /* [B,T]: 1 where the target belongs to an ambiguous word */
     int64_t n_tokens;   /* real (non-padding) input tokens */
+    int part, parts;    /* data parallel: these B rows are share `part` of a whole batch of
+                           B * parts rows (0 of 1, the default, on one process) */
 } tt_batch;
 
 void tt_batch_alloc(tt_batch *b, int B, int T);
 void tt_batch_free(tt_batch *b);
-/* Fills b with examples order[first .. first+B) of split s (order NULL: in file order).
+/* Fills b with examples order[first .. first+B) of split s (order NULL: in file order); with
+ * parts > 1, `first` is the whole batch's and b gets its share, order[first + part*B ..) .
  * mlm: each real token is replaced by [MASK] with probability mask_prob, drawn from `mask`
- * (element b*T+t of the cursor; the cursor advances by B*T), and becomes the target. */
+ * (element b*T+t of the cursor, b the row in the whole batch; the cursor advances by the whole
+ * batch's B*parts*T), and becomes the target. */
 void tt_batch_fill(tt_batch *b, const tt_corpus *c, const tt_split *s, const int *order,
                    int first, tt_rng *mask, double mask_prob);
 /* order[0..n) = a permutation drawn from (seed, epoch): the same for a resumed run. */

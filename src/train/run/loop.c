@@ -7,12 +7,18 @@
  * as wide as the terminal allows, is redrawn in place. The run's folder is folder.c's. */
 #include "train/run/probes.h"
 
+#include "train/run/dist.h"
+
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The process that writes the run's files: rank 0 (the only one without MPI). */
+static bool lead(void) { return tt_dist_rank() == 0; }
 
 static double now(void)
 {
@@ -91,22 +97,61 @@ static void progress(const tt_run *r, int step_in_epoch, double loss, double tps
     fflush(stdout);
 }
 
+/* The targets of this process's batch (those not TT_IGNORE_INDEX). */
+static int64_t batch_targets(const tt_run *r)
+{
+    const tt_batch *b = &r->batch;
+    const int64_t n = r->data.task == TT_TASK_CLASSIFY ? b->B : (int64_t)b->B * b->T;
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) count += b->targets[i] != TT_IGNORE_INDEX;
+    return count;
+}
+
+double tt_run_grads(tt_run *r, tt_var *loss)
+{
+    real l;
+    r->g.be->to_host(&l, loss->val.data, sizeof l);
+    double global = (double)l;
+    real seed = R(1);
+    r->step_tokens = r->batch.n_tokens;
+    if (r->batch.parts > 1) {
+        /* one small sum over the ranks: the whole batch's loss (a mean over all its targets),
+         * its tokens, and whether any rank caught a signal (all stop after the same step) */
+        const int64_t mine = batch_targets(r);
+        double v[4] = {(double)l * (double)mine, (double)mine, (double)r->batch.n_tokens,
+                       tt_signal_caught() ? 1.0 : 0.0};
+        tt_dist_sum(v, 4);
+        global = v[1] > 0 ? v[0] / v[1] : 0.0;
+        seed = v[1] > 0 ? (real)((double)mine / v[1]) : R(0);
+        r->step_tokens = (int64_t)v[2];
+        r->stop_agreed = v[3] > 0;
+    }
+    if (!isfinite(global)) return global; /* before anything is updated, on every rank */
+    tt_params_zero_grad(&r->model.params);
+    tt_backward_seeded(&r->g, loss, seed);
+    tt_dist_sum_grads(&r->model.params);
+    return global;
+}
+
 double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr)
 {
     const tt_config *c = &r->cfg;
-    tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * r->batch.B, &r->mask,
-                  c->data.mask_prob);
+    tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * c->train.batch_size,
+                  &r->mask, c->data.mask_prob);
     tt_var *logits;
-    tt_var *loss = tt_run_forward(r, &r->batch, &logits, NULL);
-    real l;
-    r->g.be->to_host(&l, loss->val.data, sizeof l);
-    if (!isfinite((double)l)) return (double)l; /* before anything is updated */
-    tt_params_zero_grad(&r->model.params);
-    tt_backward(&r->g, loss);
+    double l = tt_run_grads(r, tt_run_forward(r, &r->batch, &logits, NULL));
+    if (!isfinite(l)) return l;
     *grad_norm = tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
     *lr = tt_run_lr(r, r->step);
     tt_optim_step(&r->opt, *lr);
-    return (double)l;
+    return l;
+}
+
+/* A signal was caught: on one process, now; over several, by any rank at this step's sum,
+ * which every rank saw. */
+static bool stop_due(const tt_run *r)
+{
+    return r->batch.parts > 1 ? r->stop_agreed : tt_signal_caught() != 0;
 }
 
 /* One epoch of training, from step r->epoch_step of it (a mid-epoch checkpoint's); 0 when the
@@ -125,6 +170,7 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
     for (int s = r->epoch_step; s < r->steps_per_epoch; s++) {
         double lr = 0, l = tt_run_step(r, s, grad_norm, &lr);
         if (!isfinite(l)) {
+            r->err_all = true; /* the whole batch's loss: every rank stops here */
             if (tty) printf("\n");
             return tt_errorf(err, errlen, "step %lld (epoch %d): the loss is %g; stopping before "
                              "the update. The checkpoints already written are intact.\nHINT: "
@@ -134,11 +180,12 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
         r->step++;
         r->epoch_step = s + 1;
         r->epoch_loss_sum += l;
-        r->epoch_tokens += r->batch.n_tokens;
+        r->epoch_tokens += r->step_tokens;
         if (r->on_step) r->on_step(r, l, *grad_norm, r->on_step_ctx);
         tps = (double)(r->epoch_tokens - tokens0) / (now() - t0);
         const tt_metrics_row m = {l, lr, *grad_norm, tps};
-        if (r->step % c->output.log_every == 0 && tt_metrics_step(r, &m, err, errlen)) {
+        if (r->step % c->output.log_every == 0 && lead() &&
+            tt_metrics_step(r, &m, err, errlen)) {
             if (tty) printf("\n");
             return -1;
         }
@@ -146,7 +193,7 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
             progress(r, s + 1, r->epoch_loss_sum / (s + 1), tps, t0);
             last_draw = now();
         }
-        if (tt_signal_caught() && s + 1 < r->steps_per_epoch) return 1;
+        if (stop_due(r) && s + 1 < r->steps_per_epoch) return 1;
     }
     *mean_loss = r->epoch_loss_sum / r->steps_per_epoch;
     *tps_out = tps;
@@ -224,6 +271,7 @@ void tt_run_describe(const tt_run *r)
 static int write_eval(tt_run *r, const tt_metrics_row *m, const tt_eval *e, char *err,
                       size_t errlen)
 {
+    if (!lead()) return 0;
     if (tt_metrics_eval(r, m, e, err, errlen)) return -1;
     return tt_loss_plot_update(r->cfg.output.dir, err, errlen);
 }
@@ -238,7 +286,7 @@ static int stop(tt_run *r, const char *written, char *err, size_t errlen)
     char *path = r->stop_checkpoint;
     if (r->on_stop) r->on_stop(r, NAN, NAN, r->on_step_ctx);
     snprintf(path, TT_RUN_CKPT_PATH, "%s", written ? written : "");
-    if (!written && !r->no_checkpoints) {
+    if (!written && !r->no_checkpoints && lead()) {
         if (r->epoch_step)
             snprintf(path, TT_RUN_CKPT_PATH, "%s/checkpoints/step_%08lld.safetensors",
                      c->output.dir, (long long)r->step);
@@ -249,7 +297,8 @@ static int stop(tt_run *r, const char *written, char *err, size_t errlen)
             tt_checkpoint_save(r, path, err, errlen))
             return -1; /* exit status 2: the checkpoint could not be written */
     }
-    r->stop_signal = tt_signal_caught();
+    /* over several ranks, one that did not catch the signal stops as the others did */
+    r->stop_signal = tt_signal_caught() ? tt_signal_caught() : SIGTERM;
     const char *name = tt_signal_name(r->stop_signal);
     if (r->epoch_step)
         return tt_errorf(err, errlen, "interrupted (%s) at step %lld, epoch %d step %d/%d", name,
@@ -270,13 +319,13 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
                c->train.epochs);
         return 0;
     }
-    tt_metrics_begin(r);
+    if (lead()) tt_metrics_begin(r);
     if (r->epoch == 0 && r->epoch_step == 0) { /* before any training: the baseline, maps */
         tt_eval e = tt_run_evaluate(r);
         if (write_eval(r, NULL, &e, err, errlen)) return -1;
         printf("epoch   0/%d  valid_loss %.4f  valid_acc %.4f (before training)\n",
                c->train.epochs, e.loss, e.acc);
-        if (dump_due(c, 0) && (make_subdir(r, "attention", err, errlen) ||
+        if (lead() && dump_due(c, 0) && (make_subdir(r, "attention", err, errlen) ||
                                tt_attention_dump(r, &maps, err, errlen)))
             return -1;
     }
@@ -302,17 +351,18 @@ int tt_run_train(tt_run *r, char *err, size_t errlen)
         bool due = !r->no_checkpoints &&
                    (last || (c->output.checkpoint_every &&
                              r->epoch % c->output.checkpoint_every == 0));
-        if (due) {
+        if (due && lead()) {
             snprintf(path, sizeof path, "%s/checkpoints/epoch_%03d.safetensors", c->output.dir,
                      r->epoch);
             rc = make_subdir(r, "checkpoints", err, errlen) ||
                  tt_checkpoint_save(r, path, err, errlen);
         }
-        if (!rc && dump_due(c, r->epoch))
+        if (!rc && lead() && dump_due(c, r->epoch))
             rc = make_subdir(r, "attention", err, errlen) ||
                  tt_attention_dump(r, &maps, err, errlen);
         /* a signal during the epoch's last step or its evaluation: stopped at its end */
-        if (!rc && !last && tt_signal_caught()) rc = stop(r, due ? path : NULL, err, errlen);
+        if (!rc && !last && tt_dist_any(tt_signal_caught()))
+            rc = stop(r, due ? path : NULL, err, errlen);
         if (last && !rc) {
             tt_attention_show(stdout, &maps);
             printf("done in %.1fs: valid_acc %.4f (best %.4f)", now() - t_start, e.acc, best);

@@ -3,6 +3,7 @@
 #include "train/run/run.h"
 
 #include "train/report/maps.h"
+#include "train/run/dist.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -27,6 +28,14 @@ static tt_model_config model_config(const tt_config *c, const tt_corpus *d)
 int tt_run_init(tt_run *r, char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
+    /* data parallel (dist.h): this process takes share `part` of every batch */
+    const int parts = tt_dist_size(), part = tt_dist_rank();
+    if (c->train.batch_size % parts)
+        return tt_errorf(err, errlen, "train.batch_size: %d rows do not split into %d equal "
+                         "shares, one per process (mpirun -np %d); train.batch_size stays the "
+                         "whole batch.\nHINT: a batch_size that is a multiple of %d, or a "
+                         "process count that divides %d", c->train.batch_size, parts, parts,
+                         parts, c->train.batch_size);
     const tt_backend *be = tt_backend_open(c->device, err, errlen);
     if (!be) return -1;
     be->set_threads(c->threads);
@@ -35,7 +44,7 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_model_init(&r->model, &mc, c->device);
     tt_model_reset(&r->model, (uint64_t)c->seed);
     tt_optim_init(&r->opt, &r->model.params, c);
-    int B = c->train.batch_size, T = c->data.seq_len;
+    int B = c->train.batch_size / parts, T = c->data.seq_len;
     tt_step_sizes sz = tt_step_sizes_for(be, B, T, mc.d_model, mc.d_ff, mc.n_heads,
                                          mc.n_layers, mc.n_out, mc.activation == TT_ACT_GELU);
     tt_arena_init(&r->arena, "step", c->device, sz.values);
@@ -46,10 +55,11 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_graph_init(&r->g, &r->arena, &r->meta, &r->dropout);
     tt_graph_set_grad_heap(&r->g, &r->grads);
     tt_batch_alloc(&r->batch, B, T);
+    r->g.part = r->batch.part = part, r->g.parts = r->batch.parts = parts;
     r->order = tt_xmalloc((size_t)r->data.train.n * sizeof(int));
     r->pool = tt_xmalloc((size_t)B * T * sizeof(real));
     r->entropy = tt_xcalloc((size_t)mc.n_layers * mc.n_heads + 1, sizeof(double));
-    r->steps_per_epoch = (r->data.train.n + B - 1) / B;
+    r->steps_per_epoch = (r->data.train.n + c->train.batch_size - 1) / c->train.batch_size;
     if (!r->cfg.train.schedule_epochs_set) /* a study's trainings change train.epochs */
         r->cfg.train.schedule_epochs = c->train.epochs;
     r->total_steps = (int64_t)r->steps_per_epoch * c->train.schedule_epochs;
@@ -160,7 +170,7 @@ tt_eval tt_run_evaluate(tt_run *r)
     tt_tensor *att = tt_xcalloc((size_t)L + 1, sizeof *att);
     int64_t query_rows = 0;
     for (int k = 0; k < L * H; k++) r->entropy[k] = 0;
-    for (int first = 0; first < s->n; first += B) {
+    for (int first = 0; first < s->n; first += B * r->batch.parts) { /* this rank's share */
         tt_batch_fill(&r->batch, &r->data, s, NULL, first, &mask, r->cfg.data.mask_prob);
         tt_var *logits;
         tt_var *loss = tt_run_forward(r, &r->batch, &logits, att);
@@ -196,6 +206,18 @@ tt_eval tt_run_evaluate(tt_run *r)
     free(host);
     free(w);
     free(att);
+    if (r->batch.parts > 1) { /* the shares' sums, summed over the ranks */
+        double *v = tt_xmalloc((size_t)(6 + L * H) * sizeof(double));
+        v[0] = loss_sum, v[1] = (double)e.count, v[2] = (double)correct;
+        v[3] = (double)e.count_ambiguous, v[4] = (double)correct_amb, v[5] = (double)query_rows;
+        for (int k = 0; k < L * H; k++) v[6 + k] = r->entropy[k];
+        tt_dist_sum(v, 6 + L * H);
+        loss_sum = v[0], e.count = (int64_t)v[1], correct = (int64_t)v[2];
+        e.count_ambiguous = (int64_t)v[3], correct_amb = (int64_t)v[4];
+        query_rows = (int64_t)v[5];
+        for (int k = 0; k < L * H; k++) r->entropy[k] = v[6 + k];
+        free(v);
+    }
     for (int k = 0; k < L * H; k++) r->entropy[k] /= query_rows ? (double)query_rows : 1;
     e.loss = e.count ? loss_sum / (double)e.count : 0;
     e.acc = e.count ? (double)correct / (double)e.count : 0;

@@ -51,6 +51,9 @@ struct tt_run {
     int epoch_step;
     double epoch_loss_sum;
     int64_t epoch_tokens;
+    int64_t step_tokens; /* the last step's real input tokens, over every rank */
+    bool stop_agreed;    /* over several ranks: a rank had caught a signal at the last step */
+    bool err_all;        /* tt_run_train's error is one every rank met (a loss not finite) */
     int steps_per_epoch;
     int64_t total_steps; /* the steps the lr schedule spans: train.schedule_epochs' */
     FILE *metrics;
@@ -110,6 +113,12 @@ tt_eval tt_run_evaluate(tt_run *r);
  * step r->step (*lr). Returns the loss; one that is not finite returns before anything is
  * updated. The caller advances r->step. */
 double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr);
+/* loop.c: the gradients of the forward pass just recorded (loss: its output) on r->batch,
+ * summed over the ranks of a data-parallel run (dist.h): zero grad, backward seeded so that
+ * the sum is the whole batch's mean's gradient, the all-reduce. Returns the whole batch's loss,
+ * the same on every rank; one that is not finite returns before the backward. Sets
+ * r->step_tokens and r->stop_agreed. */
+double tt_run_grads(tt_run *r, tt_var *loss);
 
 /* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps
  * (checkpoints/ and attention/ are made with their first file). A run resumed from a mid-epoch
