@@ -346,4 +346,7 @@ deps-ok:
 clean:
 	rm -rf build train infer
 
+# the data-parallel benchmarks: make bench-allreduce, make bench-dp
+include bench/mpi.mk
+
 -include $(shell find build -name '*.d' 2>/dev/null)

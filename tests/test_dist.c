@@ -102,8 +102,9 @@ static bool mpi_ready(void)
         printf("SKIP: not an MPI build (make MPI=1 runners all; mpirun runs ./train)\n");
         return false;
     }
-    ck_assert_msg(access("build/.train-mpi-cpu", F_OK) == 0,
-                  "./train is not the MPI build (no build/.train-mpi-cpu). HINT: make MPI=1 all");
+    ck_assert_msg(access("build/.train-mpi-cpu", F_OK) == 0 ||
+                      access("build/.train-mpi-cuda", F_OK) == 0,
+                  "./train is not the MPI build (no build/.train-mpi-*). HINT: make MPI=1 all");
     ck_assert_msg(system("command -v mpirun >/dev/null") == 0,
                   "mpirun is not on PATH. HINT: make deps (openmpi-bin)");
     return true;
@@ -292,6 +293,34 @@ START_TEST(test_mpi_rank_dies)
 }
 END_TEST
 
+/* SIGTERM to mpirun mid-run: every rank stops after the same step, rank 0 writes the step's
+ * checkpoint and says so once, and one process resumes from it. */
+START_TEST(test_mpi_sigterm)
+{
+    if (!mpi_ready()) return;
+    const char *run = tt_test_path("run");
+    int rc = sh(90, MPIRUN " -np 2 " TINY " --set train.epochs=200 --set output.dir=%s & "
+                "job=$!; sleep 3; kill -TERM $job; wait $job", run);
+    ck_assert_msg(rc != 0 && rc != 124, "mpirun exit %d after SIGTERM: %s", rc, stderr_text());
+    const char *said = stderr_text(), *first = strstr(said, "interrupted (SIGTERM)");
+    ck_assert_msg(first && !strstr(first + 1, "interrupted (SIGTERM)"),
+                  "want one \"interrupted (SIGTERM)\" line: %s", said);
+    const char *ckpt = strstr(said, "--resume ");
+    ck_assert_msg(ckpt != NULL, "no resume hint: %s", said);
+    char path[512];
+    ck_assert(sscanf(ckpt + 9, "%511s", path) == 1);
+    ck_assert_msg(access(path, F_OK) == 0, "%s: not written", path);
+    /* the hint's command on one process, to the end of the interrupted epoch */
+    int epoch = 0;
+    const char *at = strstr(first, ", epoch ");
+    ck_assert_msg(at && sscanf(at, ", epoch %d", &epoch) == 1, "no epoch in: %s", first);
+    rc = sh(120, TINY " --set train.epochs=%d --set output.dir=%s --resume %s", epoch, run, path);
+    ck_assert_msg(rc == 0, "resume on one process: exit %d: %s", rc, stderr_text());
+    double v[400];
+    ck_assert_int_eq(valid_losses(run, v, 400), epoch + 1); /* epoch 0's line, then each */
+}
+END_TEST
+
 Suite *dist_suite(void)
 {
     Suite *s = suite_create("dist");
@@ -307,6 +336,7 @@ Suite *dist_suite(void)
     tcase_add_test(tc, test_mpi_config_mismatch);
     tcase_add_test(tc, test_mpi_batch_split);
     tcase_add_test(tc, test_mpi_rank_dies);
+    tcase_add_test(tc, test_mpi_sigterm);
     suite_add_tcase(s, tc);
     return s;
 }

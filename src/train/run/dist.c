@@ -15,7 +15,11 @@
 #ifdef TT_WITH_CUDA
 #include "tensor/cuda/cuda.h"
 #include <cuda_runtime_api.h>
+/* nccl.h declares a few functions with () for (void) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <nccl.h>
+#pragma GCC diagnostic pop
 #endif
 #endif
 
