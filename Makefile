@@ -30,7 +30,7 @@ ifeq ($(MPI),1)
       scripts/deps.sh mpi (as root) installs it: apt-get install openmpi-bin libopenmpi-dev)
   endif
   MPI_DEF  := -DTT_WITH_MPI $(patsubst -I%,-isystem %,$(MPICC_SHOW))
-  MPI_LIBS := $(shell mpicc --showme:link) $(if $(filter 1,$(CUDA)),-lnccl)
+  MPI_LIBS := $(shell mpicc --showme:link)
   BUILD ?= build/mpi$(if $(filter 1,$(CUDA)),-cuda)$(if $(filter 1,$(DEBUG)),-debug)
 endif
 
@@ -58,6 +58,16 @@ ifeq ($(CUDA),1)
              -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
   CUDA_DEF  := -DTT_WITH_CUDA -I$(CUDA_HOME)/include
   CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+  # NCCL sums the GPUs' gradients of a data-parallel run (dist.c), and TT_NCCL=1 checks that
+  # path on one GPU. The toolkit's copy, else NCCL_HOME's (include/nccl.h, lib or lib64/
+  # libnccl.so*); a build without it still trains on one GPU and refuses cuda over ranks.
+  NCCL_HOME ?= $(CUDA_HOME)
+  NCCL_SO   := $(firstword $(wildcard $(NCCL_HOME)/lib64/libnccl.so $(NCCL_HOME)/lib/libnccl.so \
+                  $(NCCL_HOME)/lib64/libnccl.so.2 $(NCCL_HOME)/lib/libnccl.so.2))
+  ifneq ($(and $(NCCL_SO),$(wildcard $(NCCL_HOME)/include/nccl.h)),)
+    CUDA_DEF  += -DTT_WITH_NCCL -I$(NCCL_HOME)/include
+    CUDA_LIBS += $(NCCL_SO) -Wl,-rpath,$(dir $(NCCL_SO))
+  endif
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu)
 endif
 

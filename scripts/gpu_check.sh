@@ -12,7 +12,9 @@
 #     racecheck  compute-sanitizer --tool racecheck over the same
 #     train      configs/tiny.json for 2 epochs on the GPU twice (metrics identical but
 #                tokens_per_s, checkpoint tensors identical) and on the CPU (each epoch's
-#                valid_loss within 1e-3 relative; the gaps are printed)
+#                valid_loss within 1e-3 relative; the gaps are printed); then once more with
+#                the gradients summed by a one-GPU NCCL communicator (TT_NCCL=1, issue 16):
+#                identical to the plain GPU run (needs a build that found NCCL)
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
 #
@@ -320,6 +322,16 @@ if wanted train; then
         step "train: $DEVICE vs cpu valid_loss" "$log" 60 python3 "$COMPARE" gap "$TMP/cpu" \
             "$TMP/${DEVICE}1"
         sed -n '/^epoch  valid_loss/,$p' "$log" | tee -a "$SUMMARY"
+        if [ "$CUDA" = 1 ]; then
+            step "train cuda through NCCL (TT_NCCL=1)" "$log" 120 env TT_NCCL=1 ./train \
+                configs/tiny.json --set device=cuda --set train.epochs=2 --set output.dir="$TMP/nccl"
+            if grep -q "^gradients: summed by NCCL over 1 process" "$log"; then
+                step "train: NCCL vs plain cuda, identical" "$log" 60 python3 "$COMPARE" same \
+                    "$TMP/${DEVICE}1" "$TMP/nccl"
+            else
+                record "train: NCCL path" FAIL 0 "$log (no 'gradients: summed by NCCL' line: a build without NCCL?)"
+            fi
+        fi
     fi
 fi
 

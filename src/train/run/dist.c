@@ -1,5 +1,5 @@
 /* dist.c: the ranks of a data-parallel run (dist.h). MPI calls only under TT_WITH_MPI; NCCL
- * only under TT_WITH_MPI and TT_WITH_CUDA. Every collective here is called by every rank at the
+ * only in a CUDA build that found it (TT_WITH_NCCL). Every collective here is called by every rank at the
  * same point of the program (the loop's structure guarantees it: same config, same data, same
  * shuffle, same number of steps on every rank), so none can wait for a rank that never comes,
  * and a rank that dies ends the job: mpirun stops the others when a process exits abnormally. */
@@ -12,16 +12,35 @@
 
 #ifdef TT_WITH_MPI
 #include <mpi.h>
+#endif
+#if defined(TT_WITH_CUDA) && defined(TT_WITH_NCCL)
+#define TT_NCCL_ON 1 /* a CUDA build that found NCCL (Makefile) */
+#endif
 #ifdef TT_WITH_CUDA
 #include "tensor/cuda/cuda.h"
 #include <cuda_runtime_api.h>
+#endif
+#ifdef TT_NCCL_ON
 /* nccl.h declares a few functions with () for (void) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <nccl.h>
 #pragma GCC diagnostic pop
 #endif
-#endif
+
+int tt_dist_check_device(tt_device d, char *err, size_t errlen)
+{
+    const int n = tt_dist_size();
+    if (n == 1 || d == TT_CPU || (d == TT_CUDA && tt_dist_nccl(true))) return 0;
+    if (d == TT_CUDA)
+        return tt_errorf(err, errlen, "device \"cuda\" over %d processes needs NCCL to sum the "
+                         "GPUs' gradients, and this build was made without it (no nccl.h and "
+                         "libnccl.so under NCCL_HOME, the CUDA Toolkit's folder by default)\n"
+                         "HINT: NCCL_HOME=/path/to/nccl make MPI=1 CUDA=1", n);
+    return tt_errorf(err, errlen, "device \"%s\" cannot train over %d processes: data parallel "
+                     "sums the gradients of \"cpu\" (MPI) or \"cuda\" (NCCL)",
+                     tt_device_name(d), n);
+}
 
 uint64_t tt_fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -30,16 +49,72 @@ uint64_t tt_fnv1a(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+static int g_rank = 0, g_size = 1;
+
+#ifdef TT_NCCL_ON
+/* NCCL, for gradients in GPU memory: one communicator over all ranks (or over this process
+ * alone: TT_NCCL=1 in a CUDA build without MPI, the check that the NCCL path gives the plain
+ * run's bits), made at the first gradient sum, when every rank reaches its first step. */
+static ncclComm_t g_nccl;
+static bool g_nccl_on;
+
+#define TT_NCCL_CHECK(call)                                                                    \
+    do {                                                                                       \
+        ncclResult_t tt_nccl_rc_ = (call);                                                     \
+        if (tt_nccl_rc_ != ncclSuccess) {                                                      \
+            fprintf(stderr, "train: rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,          \
+                    ncclGetErrorString(tt_nccl_rc_), __FILE__, __LINE__);                      \
+            tt_dist_abort(1);                                                                  \
+        }                                                                                      \
+    } while (0)
+
+static bool nccl_forced(void)
+{
+    const char *e = getenv("TT_NCCL");
+    return e && !strcmp(e, "1");
+}
+
+static void nccl_start(void)
+{
+    ncclUniqueId id;
+    if (g_rank == 0) TT_NCCL_CHECK(ncclGetUniqueId(&id));
+#ifdef TT_WITH_MPI
+    if (g_size > 1) MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+#endif
+    TT_NCCL_CHECK(ncclCommInitRank(&g_nccl, g_size, id, g_rank));
+    g_nccl_on = true;
+}
+
+/* The gradients summed by NCCL on the backend's stream; false when NCCL is not in use. */
+static bool nccl_sum(tt_params *ps)
+{
+    if (!tt_dist_nccl(ps->device == TT_CUDA)) return false;
+    if (!g_nccl_on) nccl_start();
+    TT_NCCL_CHECK(ncclAllReduce(ps->grad, ps->grad, (size_t)ps->numel,
+                                sizeof(real) == 8 ? ncclFloat64 : ncclFloat32, ncclSum, g_nccl,
+                                (cudaStream_t)tt_cuda_stream()));
+    return true;
+}
+
+static void nccl_stop(void)
+{
+    if (g_nccl_on) ncclCommDestroy(g_nccl);
+    g_nccl_on = false;
+}
+#else
+static bool nccl_sum(tt_params *ps) { return (void)ps, false; }
+static void nccl_stop(void) {}
+#endif
+
 #ifndef TT_WITH_MPI
 
 void tt_dist_init(int *argc, char ***argv) { (void)argc, (void)argv; }
-void tt_dist_finalize(void) {}
+void tt_dist_finalize(void) { nccl_stop(); }
 bool tt_dist_built(void) { return false; }
-int tt_dist_rank(void) { return 0; }
-int tt_dist_size(void) { return 1; }
+int tt_dist_rank(void) { return g_rank; } /* 0 and 1: a world of one */
+int tt_dist_size(void) { return g_size; }
 void tt_dist_sum(double *v, int n) { (void)v, (void)n; }
-void tt_dist_sum_grads(tt_params *ps) { (void)ps; }
-bool tt_dist_nccl(bool cuda) { return (void)cuda, false; }
+void tt_dist_sum_grads(tt_params *ps) { nccl_sum(ps); }
 bool tt_dist_any(bool flag) { return flag; }
 void tt_dist_gather(const void *mine, size_t bytes, void *all) { memcpy(all, mine, bytes); }
 void tt_dist_abort(int code) { exit(code); }
@@ -56,9 +131,16 @@ int tt_dist_agree(bool failed, const char *err)
     return failed ? -1 : 0;
 }
 
+bool tt_dist_nccl(bool cuda)
+{
+#ifdef TT_NCCL_ON
+    return cuda && nccl_forced();
 #else
+    return (void)cuda, false;
+#endif
+}
 
-static int g_rank = 0, g_size = 1;
+#else
 
 /* MPI is initialised only by tt_dist_init (./train's main): the test runners, which call
  * tt_train_main in process, stay a world of one without MPI_Init. */
@@ -69,33 +151,6 @@ static bool started(void)
     return on;
 }
 
-#ifdef TT_WITH_CUDA
-static ncclComm_t g_nccl;
-static bool g_nccl_on;
-static int g_local_rank;
-
-#define TT_NCCL_CHECK(call)                                                                    \
-    do {                                                                                       \
-        ncclResult_t tt_nccl_rc_ = (call);                                                     \
-        if (tt_nccl_rc_ != ncclSuccess) {                                                      \
-            fprintf(stderr, "train: rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,          \
-                    ncclGetErrorString(tt_nccl_rc_), __FILE__, __LINE__);                      \
-            tt_dist_abort(1);                                                                  \
-        }                                                                                      \
-    } while (0)
-
-/* One communicator over all ranks, made at the first gradient sum (a collective: every rank
- * reaches its first step): rank 0's unique id broadcast over MPI. */
-static void nccl_start(void)
-{
-    ncclUniqueId id;
-    if (g_rank == 0) TT_NCCL_CHECK(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    TT_NCCL_CHECK(ncclCommInitRank(&g_nccl, g_size, id, g_rank));
-    g_nccl_on = true;
-}
-#endif
-
 void tt_dist_init(int *argc, char ***argv)
 {
     MPI_Init(argc, argv);
@@ -104,11 +159,11 @@ void tt_dist_init(int *argc, char ***argv)
 #ifdef TT_WITH_CUDA
     /* one GPU per rank: the rank's place among its machine's ranks, modulo the GPUs there */
     MPI_Comm local;
+    int local_rank = 0, n = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &local);
-    MPI_Comm_rank(local, &g_local_rank);
+    MPI_Comm_rank(local, &local_rank);
     MPI_Comm_free(&local);
-    int n = 0;
-    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) cudaSetDevice(g_local_rank % n);
+    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) cudaSetDevice(local_rank % n);
 #endif
     if (g_rank > 0 && !freopen("/dev/null", "w", stdout))
         fprintf(stderr, "train: rank %d: cannot silence stdout\n", g_rank);
@@ -116,15 +171,20 @@ void tt_dist_init(int *argc, char ***argv)
 
 void tt_dist_finalize(void)
 {
-    if (!started()) return;
-#ifdef TT_WITH_CUDA
-    if (g_nccl_on) ncclCommDestroy(g_nccl);
-    g_nccl_on = false;
-#endif
-    MPI_Finalize();
+    nccl_stop();
+    if (started()) MPI_Finalize();
 }
 
 bool tt_dist_built(void) { return true; }
+
+bool tt_dist_nccl(bool cuda)
+{
+#ifdef TT_NCCL_ON
+    return cuda && (started() || nccl_forced());
+#else
+    return (void)cuda, false;
+#endif
+}
 int tt_dist_rank(void) { return g_rank; }
 int tt_dist_size(void) { return g_size; }
 
@@ -133,26 +193,9 @@ void tt_dist_sum(double *v, int n)
     if (g_size > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
-bool tt_dist_nccl(bool cuda)
-{
-#ifdef TT_WITH_CUDA
-    return cuda && started();
-#else
-    return (void)cuda, false;
-#endif
-}
-
 void tt_dist_sum_grads(tt_params *ps)
 {
-#ifdef TT_WITH_CUDA
-    if (tt_dist_nccl(ps->device == TT_CUDA)) {
-        if (!g_nccl_on) nccl_start();
-        TT_NCCL_CHECK(ncclAllReduce(ps->grad, ps->grad, (size_t)ps->numel,
-                                    sizeof(real) == 8 ? ncclFloat64 : ncclFloat32, ncclSum,
-                                    g_nccl, (cudaStream_t)tt_cuda_stream()));
-        return;
-    }
-#endif
+    if (nccl_sum(ps)) return;
     if (g_size == 1) return;
     TT_ASSERT_MSG(ps->device == TT_CPU, "data parallel on %s: only cpu (MPI) and cuda (NCCL) "
                   "gradients can be summed", tt_device_name(ps->device));

@@ -32,11 +32,17 @@ void tt_dist_sum(double *v, int n);
 /* The gradients of ps (ps->grad, ps->numel elements, on ps->device) summed over the ranks in
  * place: MPI_Allreduce on CPU memory, ncclAllReduce on the backend's stream for CUDA. On one CPU
  * process nothing happens; an MPI CUDA build uses its NCCL communicator even for one rank, so
- * that the path is exercised (the sum over one rank is a copy: the same bits). */
+ * that the path is exercised (the sum over one rank is a copy: the same bits); so does a plain
+ * CUDA build with TT_NCCL=1 (tt_dist_nccl). */
 void tt_dist_sum_grads(tt_params *ps);
-/* Whether the NCCL path of tt_dist_sum_grads is used for device memory of `cuda` (an MPI CUDA
- * build). */
+/* Whether the NCCL path of tt_dist_sum_grads is used for device memory of `cuda`: an MPI CUDA
+ * build, or any CUDA build with TT_NCCL=1 in the environment (a communicator of this process
+ * alone: the check that the NCCL path gives the plain run's bits, without MPI). */
 bool tt_dist_nccl(bool cuda);
+
+/* 0, or -1 with err when this build cannot sum the gradients of device d over the ranks
+ * (cuda without NCCL; the guard device). */
+int tt_dist_check_device(tt_device d, char *err, size_t errlen);
 
 /* The ranks agree on a status after a phase in which each may fail alone (loading config and
  * data, preparing the run folder): returns 0 when every rank succeeded, else -1 on every rank,

@@ -265,6 +265,9 @@ void tt_run_describe(const tt_run *r)
            c->data.seq_len, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw", c->train.lr,
            (double)r->arena.cap / 1e6, c->output.dir);
     describe_schedule_end(r);
+    if (tt_dist_nccl(c->device == TT_CUDA))
+        printf("gradients: summed by NCCL over %d process%s (one GPU each)\n", tt_dist_size(),
+               tt_dist_size() > 1 ? "es" : "");
 }
 
 /* An evaluation line (m NULL: epoch 0's), then loss.svg drawn again from metrics.jsonl. */

@@ -36,6 +36,7 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
                          "whole batch.\nHINT: a batch_size that is a multiple of %d, or a "
                          "process count that divides %d", c->train.batch_size, parts, parts,
                          parts, c->train.batch_size);
+    if (tt_dist_check_device(c->device, err, errlen)) return -1;
     const tt_backend *be = tt_backend_open(c->device, err, errlen);
     if (!be) return -1;
     be->set_threads(c->threads);
