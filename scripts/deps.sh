@@ -7,7 +7,7 @@
 #            calls it before it would skip); exit 0 when they are there at the end, else 1 with
 #            the reason on stderr.
 #   mpi:     Open MPI (openmpi-bin, libopenmpi-dev) for make MPI=1 and its tests (mpirun),
-#            installed when missing (as root, with Debian's recommends: ssh, which Open MPI's
+#            installed when missing (as root; openmpi-bin depends on the ssh client its
 #            launcher looks for), else the apt-get line and exit 1.
 #   fuzz:    clang and its runtime libraries (libFuzzer, the sanitizers) for make fuzz,
 #            installed when missing (as root), else the apt-get line and exit 1. On Debian 12
@@ -55,22 +55,22 @@ if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
 fi
 if [ "$mode" = fuzz ] || [ "$mode" = mpi ]; then
     if [ "$mode" = fuzz ]; then
-        what="make fuzz" recommends=--no-install-recommends
+        what="make fuzz"
         mapfile -t missing < <(missing_of "${FUZZ[@]}")
     else
-        what="make MPI=1" recommends=
+        what="make MPI=1"
         mapfile -t missing < <(missing_of "${MPI[@]}")
     fi
     [ ${#missing[@]} -eq 0 ] && exit 0
     if [ "$(id -u)" -ne 0 ]; then
         echo "deps: $what needs ${missing[*]}; run as root:  apt-get update &&" \
-             "apt-get install -y $recommends ${missing[*]}" >&2
+             "apt-get install -y --no-install-recommends ${missing[*]}" >&2
         exit 1
     fi
     echo "deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq || echo "deps: WARNING: apt-get update failed" >&2
-    apt-get install -y $recommends "${missing[@]}"
+    apt-get install -y --no-install-recommends "${missing[@]}"
     exit 0
 fi
 missing=()
