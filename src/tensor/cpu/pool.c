@@ -47,12 +47,16 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_uint gen;        /* id of the latest job */
-    atomic_ullong claim;    /* job id << 32 | next chunk */
     atomic_llong done;      /* chunks of the current job finished */
     atomic_llong chunks;    /* chunks of the current job (P.j.chunks, for lock-free reads) */
     atomic_int sleepers;
     atomic_bool stop;
     job j;
+    /* own[t]: job id << 32 | how many of thread t's own chunks are claimed, each on a line of
+     * its own, so that claiming one's own chunks touches no line another thread writes */
+    struct {
+        _Alignas(64) atomic_ullong claim;
+    } own[TT_POOL_MAX];
 } P = {.n = 1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local bool in_job; /* nested kernels run on their own thread */
@@ -69,19 +73,29 @@ static void run_chunk(const job *j, int64_t c, int tid)
     if (b < e) j->fn(j->ctx, b, e, tid);
 }
 
-/* Claims and runs chunks of job `id` until none is left. */
+/* Claims and runs chunks of job `id` until none is left: thread tid's own block of chunks
+ * first, then what is left of the others' (in turn from tid + 1). Thread t owns chunks
+ * [t * chunks / n, (t + 1) * chunks / n): the same rows for every job of one shape, so that a
+ * row-wise kernel finds its rows in the cache of the core that wrote them in the kernel before;
+ * the blocks of a thread another process holds are taken by the others. */
 static void work(unsigned id, int tid)
 {
     in_job = true;
-    for (;;) {
-        unsigned long long c = atomic_load(&P.claim);
-        if ((unsigned)(c >> 32) != id || (int64_t)(c & 0xffffffffu) >= atomic_load(&P.chunks))
-            break;
-        if (!atomic_compare_exchange_weak(&P.claim, &c, c + 1)) continue;
-        /* the job cannot finish, nor P.j change, before this chunk is done */
-        run_chunk(&P.j, (int64_t)(c & 0xffffffffu), tid);
-        atomic_fetch_add(&P.done, 1);
+    int64_t ran = 0;
+    for (int s = 0; s < P.n; s++) {
+        const int t = (tid + s) % P.n;
+        for (;;) {
+            unsigned long long c = atomic_load(&P.own[t].claim);
+            const int64_t chunks = atomic_load(&P.chunks);
+            const int64_t lo = chunks * t / P.n, hi = chunks * (t + 1) / P.n;
+            if ((unsigned)(c >> 32) != id || lo + (int64_t)(c & 0xffffffffu) >= hi) break;
+            if (!atomic_compare_exchange_weak(&P.own[t].claim, &c, c + 1)) continue;
+            /* the job cannot finish, nor P.j change, before this chunk is done */
+            run_chunk(&P.j, lo + (int64_t)(c & 0xffffffffu), tid);
+            ran++;
+        }
     }
+    if (ran) atomic_fetch_add(&P.done, ran);
     in_job = false;
 }
 
@@ -116,18 +130,18 @@ static void *worker(void *arg)
     }
 }
 
-/* The order of the stores matters. A worker still in work() for the previous job may load
- * claim = (old id, its last chunk + 1) just before this: while P.chunks still holds the old
- * count, that chunk index fails the bound and the worker stops; once claim holds the new id,
- * its compare-and-swap on the old value fails. Storing chunks before claim opened a window in
- * which the old claim passed the new, larger bound, the CAS succeeded, and the worker ran a
- * chunk of the new job (P.j) a second time and counted it in done (seen under load: a doubled
- * "+=", a caller that returned early; tests/test_pool.c's stress case reproduced it). */
+/* The order of the stores matters. A worker still in work() for the previous job may load a
+ * claim = (old id, the count of a finished block) just before this: while P.chunks still holds
+ * the old count, that index fails the bound and the worker moves on; once the claim holds the
+ * new id, its compare-and-swap on the old value fails. Storing chunks before the claims opened
+ * a window in which an old claim passed the new, larger bound, the CAS succeeded, and the worker
+ * ran a chunk of the new job (P.j) a second time and counted it in done (seen under load: a
+ * doubled "+=", a caller that returned early; tests/test_pool.c's stress case reproduced it). */
 static unsigned publish(void)
 {
     unsigned id = atomic_load(&P.gen) + 1;
     atomic_store(&P.done, 0);
-    atomic_store(&P.claim, (unsigned long long)id << 32);
+    for (int t = 0; t < P.n; t++) atomic_store(&P.own[t].claim, (unsigned long long)id << 32);
     atomic_store(&P.chunks, P.j.chunks);
     atomic_store(&P.gen, id);
     if (atomic_load(&P.sleepers) > 0) {
