@@ -177,8 +177,8 @@ static void check_keep(const refcase *c, const uint8_t *keep, tt_rng at, int64_t
     int64_t kept = 0;
     for (int64_t e = 0; e < natt; e++) {
         uint32_t w = tt_philox_word(at.seed, at.stream, at.counter + (uint64_t)e);
-        ck_assert_msg(keep[e] == tt_philox_keep(w, thr), "%s: keep[%lld] = %d, Philox says %d",
-                      c->desc, (long long)e, keep[e], tt_philox_keep(w, thr));
+        TT_CHECK(keep[e] == tt_philox_keep(w, thr), "%s: keep[%lld] = %d, Philox says %d",
+                 c->desc, (long long)e, keep[e], tt_philox_keep(w, thr));
         kept += keep[e];
     }
     ck_assert_msg(natt < 100 || (kept > natt / 2 && kept < natt * 9 / 10),
@@ -193,19 +193,19 @@ static void check_all_masked(const refcase *c, const real *att, const real *out,
 {
     const int T = c->T, b = c->B - 1;
     for (int64_t e = (int64_t)b * c->NH * T * T; e < (int64_t)c->B * c->NH * T * T; e++)
-        ck_assert_msg(att[e] == R(0), "%s: all-masked att[%lld] = %g", c->desc, (long long)e,
-                      (double)att[e]);
+        TT_CHECK(att[e] == R(0), "%s: all-masked att[%lld] = %g", c->desc, (long long)e,
+                 (double)att[e]);
     for (int i = 0; i < T; i++)
         for (int d = 0; d < c->D; d++) {
             int64_t o = ((int64_t)b * T + i) * c->ldo + d;
-            ck_assert_msg(out[o] == R(0), "%s: all-masked out row %d col %d = %g", c->desc, i, d,
-                          (double)out[o]);
+            TT_CHECK(out[o] == R(0), "%s: all-masked out row %d col %d = %g", c->desc, i, d,
+                     (double)out[o]);
             for (int t = 0; t < 3; t++) {
                 int64_t x = ((int64_t)b * T + i) * c->ld + d;
                 const real *gt = part(c, g, t), *g0t = part(c, g0, t);
                 if (have[t])
-                    ck_assert_msg(gt[x] == g0t[x], "%s: all-masked d%c row %d col %d changed",
-                                  c->desc, "qkv"[t], i, d);
+                    TT_CHECK(gt[x] == g0t[x], "%s: all-masked d%c row %d col %d changed",
+                             c->desc, "qkv"[t], i, d);
             }
         }
 }
@@ -246,9 +246,9 @@ static void run_case(refcase *c, uint64_t seed)
     for (int64_t row = 0; row < (int64_t)B * T; row++) {
         memcpy(got + row * D, out + row * c->ldo, (size_t)D * sizeof(real));
         for (int d = D; d < c->ldo; d++)
-            ck_assert_msg(out[row * c->ldo + d] == out0[row * c->ldo + d],
-                          "%s: out row %lld column %d past D was written", c->desc,
-                          (long long)row, d);
+            TT_CHECK(out[row * c->ldo + d] == out0[row * c->ldo + d],
+                     "%s: out row %lld column %d past D was written", c->desc,
+                     (long long)row, d);
     }
     check_ref("out", c, got, O, nd);
 

@@ -45,10 +45,10 @@ START_TEST(test_dropout_forward_follows_mask_rule)
     real *x = dropout_run(out, mask, p, at);
     for (int64_t i = 0; i < DROP_N; i++) {
         bool keep = tt_rng_uniform_at(&at, i) >= p;
-        ck_assert_msg(mask[i] == keep, "dropout p=%g: mask[%lld] = %d, the draw says %d",
-                      (double)p, (long long)i, mask[i], keep);
-        ck_assert_msg((out[i] != R(0)) == keep, "dropout p=%g: out[%lld] = %g but mask %d",
-                      (double)p, (long long)i, (double)out[i], mask[i]);
+        TT_CHECK(mask[i] == keep, "dropout p=%g: mask[%lld] = %d, the draw says %d",
+                 (double)p, (long long)i, mask[i], keep);
+        TT_CHECK((out[i] != R(0)) == keep, "dropout p=%g: out[%lld] = %g but mask %d",
+                 (double)p, (long long)i, (double)out[i], mask[i]);
         want[i] = keep ? (real)((double)x[i] / (1.0 - (double)p)) : R(0);
     }
     ck_assert_close(label("dropout_forward p=%g n=%d", (double)p, DROP_N), out, want, DROP_N,

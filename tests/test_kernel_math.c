@@ -168,11 +168,11 @@ START_TEST(test_dropout_keep4_shared)
                     for (int k = 0; k < 4 && 4 * j + k < n; k++) {
                         int64_t i = 4 * j + k;
                         int mine = bits >> k & 1u, want = tt_rng_uniform_at(&at, i) >= p;
-                        ck_assert_msg(mine == cpu[i] && mine == want,
-                                      "keep4 n=%lld p=%g counter=%llu: element %lld: "
-                                      "kernel_math %d, tt_cpu_keep_mask %d, uniform >= p %d",
-                                      (long long)n, (double)p, (unsigned long long)at.counter,
-                                      (long long)i, mine, cpu[i], want);
+                        TT_CHECK(mine == cpu[i] && mine == want,
+                                 "keep4 n=%lld p=%g counter=%llu: element %lld: kernel_math "
+                                 "%d, tt_cpu_keep_mask %d, uniform >= p %d", (long long)n,
+                                 (double)p, (unsigned long long)at.counter, (long long)i, mine,
+                                 cpu[i], want);
                     }
                 }
             }

@@ -221,15 +221,15 @@ START_TEST(test_philox_core_keep_equals_cpu_masks)
         tt_cpu_dropout_forward(y, mask, x, ps[s], at, N);
         for (int64_t e = 0; e < N; e++) {
             uint32_t w = tt_philox_word(at.seed, at.stream, at.counter + (uint64_t)e);
-            ck_assert_msg(mask[e] == tt_philox_keep(w, thr), "seed %d element %lld", s,
-                          (long long)e);
+            TT_CHECK(mask[e] == tt_philox_keep(w, thr), "seed %d element %lld", s,
+                     (long long)e);
         }
         for (int64_t first = 1; first < 40; first += 7) {
             tt_cpu_keep_mask(mask, &at, first, N - first, ps[s]);
             for (int64_t e = 0; e < N - first; e++) {
                 uint32_t w = tt_philox_word(at.seed, at.stream, at.counter + (uint64_t)(first + e));
-                ck_assert_msg(mask[e] == tt_philox_keep(w, thr), "seed %d first %lld element %lld",
-                              s, (long long)first, (long long)e);
+                TT_CHECK(mask[e] == tt_philox_keep(w, thr), "seed %d first %lld element %lld",
+                         s, (long long)first, (long long)e);
             }
         }
     }
@@ -305,7 +305,8 @@ START_TEST(test_rng_distributions)
 
     tt_rng_uniform(&r, x, N, R(-1), R(3));
     moments(x, N, &mean, &var);
-    for (int i = 0; i < N; i++) ck_assert(x[i] >= R(-1) && x[i] < R(3));
+    for (int i = 0; i < N; i++)
+        TT_CHECK(x[i] >= R(-1) && x[i] < R(3), "uniform [-1, 3): x[%d] = %g", i, (double)x[i]);
     ck_assert_double_eq_tol(mean, 1.0, 0.02);         /* sd of the mean: 0.0026 */
     ck_assert_double_eq_tol(var, 16.0 / 12.0, 0.02);
 

@@ -62,6 +62,15 @@ Suite *cuda_suite(void);      /* make CUDA=1 only: every CUDA kernel against the
 void tt_check_close(const char *file, int line, const char *label, const real *got,
                     const real *want, int64_t n, double atol, double rtol);
 
+/* ck_assert_msg for checks in loops over many elements: Check is called only on a failure.
+ * Every passing ck_assert is a message to the runner's parent process, which keeps them all:
+ * a million of them grew the sanitizer build's runner by hundreds of MB, and every later
+ * fork (one per test) slowed with it. */
+#define TT_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) ck_abort_msg(__VA_ARGS__);                                                    \
+    } while (0)
+
 /* |got - want| / |want| in 2-norm (|got - want| when want is 0): the relative error of a
  * whole tensor, as the parity tests report it. */
 double tt_rel_err(const real *got, const real *want, int64_t n);
