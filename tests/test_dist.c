@@ -93,7 +93,8 @@ END_TEST
 
 /* ---- ./train under mpirun (MPI builds) ------------------------------------------------------ */
 
-#define MPIRUN "mpirun --oversubscribe --allow-run-as-root --mca btl_vader_single_copy_mechanism none"
+#define MPIRUN                                                                                 \
+    "mpirun --oversubscribe --allow-run-as-root --mca btl_vader_single_copy_mechanism none"
 
 /* Whether these tests can run here: an MPI build whose ./train is the MPI one, and mpirun. */
 static bool mpi_ready(void)
@@ -279,10 +280,14 @@ END_TEST
 START_TEST(test_mpi_rank_dies)
 {
     if (!mpi_ready()) return;
-    /* a run long enough to be killed in the middle; the newest ./train of this test is a rank */
+    /* a run long enough to be killed in the middle: the newest process whose command line
+     * starts with ./train and names this test's folder is a rank (not mpirun, not a shell);
+     * exit 3 when there is none, so the test cannot pass without killing one */
     int rc = sh(90, "(" MPIRUN " -np 2 " TINY " --set train.epochs=200 --set output.dir=%s "
-                ">/dev/null 2>&1; echo $? >%s) & sleep 3; pkill -KILL -n -f \"output.dir=%s\"; "
-                "wait", tt_test_path("run"), tt_test_path("rc"), tt_test_path("run"));
+                ">/dev/null 2>&1; echo $? >%s) & sleep 3; pkill -KILL -n -f "
+                "\"^[.]/train .*output.dir=%s\" || exit 3; wait", tt_test_path("run"),
+                tt_test_path("rc"), tt_test_path("run"));
+    ck_assert_msg(rc != 3, "no rank of the job was found to kill");
     ck_assert_msg(rc == 0, "the job did not end within 90 s after a rank was killed (exit %d)",
                   rc);
     FILE *f = fopen(tt_test_path("rc"), "r");

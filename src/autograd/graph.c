@@ -14,11 +14,7 @@ void tt_graph_init(tt_graph *g, tt_arena *data, tt_arena *meta, tt_rng *rng)
 tt_rng tt_graph_take(tt_graph *g, int64_t n)
 {
     TT_ASSERT_MSG(g->rng, "dropout: the graph has no rng (tt_graph_init with an rng)");
-    TT_ASSERT_MSG(g->parts >= 1 && g->part >= 0 && g->part < g->parts,
-                  "tt_graph_take: share %d of %d", g->part, g->parts);
-    tt_rng at = tt_rng_take(g->rng, n * g->parts);
-    at.counter += (uint64_t)g->part * (uint64_t)n;
-    return at;
+    return tt_rng_take_share(g->rng, n, g->part, g->parts);
 }
 
 void tt_graph_set_grad_heap(tt_graph *g, tt_heap *grads)

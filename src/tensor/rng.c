@@ -23,6 +23,15 @@ tt_rng tt_rng_take(tt_rng *r, int64_t n)
     return at;
 }
 
+tt_rng tt_rng_take_share(tt_rng *r, int64_t n, int part, int parts)
+{
+    TT_ASSERT_MSG(parts >= 1 && part >= 0 && part < parts, "tt_rng_take_share: share %d of %d",
+                  part, parts);
+    tt_rng at = tt_rng_take(r, n * parts);
+    at.counter += (uint64_t)part * (uint64_t)n;
+    return at;
+}
+
 real tt_rng_uniform_at(const tt_rng *at, int64_t e)
 {
     return tt_rng_word_uniform(tt_rng_word(at->seed, at->stream, at->counter + (uint64_t)e));

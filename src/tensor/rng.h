@@ -34,6 +34,13 @@ real tt_rng_word_uniform(uint32_t w);
  * returned value to generate the elements themselves (in any order, on any device). */
 tt_rng tt_rng_take(tt_rng *r, int64_t n);
 
+/* Share `part` of `parts` equal shares of a draw of n * parts elements (a data-parallel
+ * rank's rows of a whole batch's draw): reserves the whole draw, as tt_rng_take, and returns
+ * the cursor of elements part * n on. That cursor may start inside a Philox block (counter
+ * not a multiple of 4): tt_rng_uniform_at, tt_cpu_keep_mask and kernel_math.h's
+ * tt_dropout_keep4 take any cursor; tt_rng_uniform4_at and tt_rng_keep_at do not. */
+tt_rng tt_rng_take_share(tt_rng *r, int64_t n, int part, int parts);
+
 /* Host fills, each advancing the cursor. */
 void tt_rng_uniform(tt_rng *r, real *out, int64_t n, real lo, real hi);
 void tt_rng_normal(tt_rng *r, real *out, int64_t n, real mean, real std);

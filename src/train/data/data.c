@@ -438,10 +438,8 @@ void tt_batch_fill(tt_batch *b, const tt_corpus *c, const tt_split *s, const int
     const int B = b->B, T = b->T;
     const bool classify = c->task == TT_TASK_CLASSIFY;
     tt_rng at = {0};
-    if (c->task == TT_TASK_MLM) { /* the whole batch's draw; this share's rows of it */
-        at = tt_rng_take(mask, (int64_t)B * b->parts * T);
-        at.counter += (uint64_t)b->part * (uint64_t)B * (uint64_t)T;
-    }
+    /* the whole batch's draw; this share's rows of it */
+    if (c->task == TT_TASK_MLM) at = tt_rng_take_share(mask, (int64_t)B * T, b->part, b->parts);
     first += b->part * B;
     b->n_tokens = 0;
     for (int r = 0; r < B; r++) {

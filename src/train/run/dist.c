@@ -1,8 +1,9 @@
 /* dist.c: the ranks of a data-parallel run (dist.h). MPI calls only under TT_WITH_MPI; NCCL
- * only in a CUDA build that found it (TT_WITH_NCCL). Every collective here is called by every rank at the
- * same point of the program (the loop's structure guarantees it: same config, same data, same
- * shuffle, same number of steps on every rank), so none can wait for a rank that never comes,
- * and a rank that dies ends the job: mpirun stops the others when a process exits abnormally. */
+ * only in a CUDA build that found it (TT_WITH_NCCL). Every collective here is called by every
+ * rank at the same point of the program (the loop's structure guarantees it: same config, same
+ * data, same shuffle, same number of steps on every rank), so none can wait for a rank that
+ * never comes, and a rank that dies ends the job: mpirun stops the others when a process exits
+ * abnormally. */
 #include "train/run/dist.h"
 
 #include <limits.h>
@@ -106,53 +107,21 @@ static bool nccl_sum(tt_params *ps) { return (void)ps, false; }
 static void nccl_stop(void) {}
 #endif
 
-#ifndef TT_WITH_MPI
-
-void tt_dist_init(int *argc, char ***argv) { (void)argc, (void)argv; }
-void tt_dist_finalize(void) { nccl_stop(); }
-bool tt_dist_built(void) { return false; }
-int tt_dist_rank(void) { return g_rank; } /* 0 and 1: a world of one */
-int tt_dist_size(void) { return g_size; }
-void tt_dist_sum(double *v, int n) { (void)v, (void)n; }
-void tt_dist_sum_grads(tt_params *ps) { nccl_sum(ps); }
-bool tt_dist_any(bool flag) { return flag; }
-void tt_dist_gather(const void *mine, size_t bytes, void *all) { memcpy(all, mine, bytes); }
-void tt_dist_abort(int code) { exit(code); }
-
-int tt_dist_same(uint64_t value, char *err, size_t errlen)
-{
-    (void)value, (void)err, (void)errlen;
-    return 0;
-}
-
-int tt_dist_agree(bool failed, const char *err)
-{
-    if (failed) fprintf(stderr, "train: %s\n", err);
-    return failed ? -1 : 0;
-}
-
-bool tt_dist_nccl(bool cuda)
-{
-#ifdef TT_NCCL_ON
-    return cuda && nccl_forced();
-#else
-    return (void)cuda, false;
-#endif
-}
-
-#else
-
 /* MPI is initialised only by tt_dist_init (./train's main): the test runners, which call
- * tt_train_main in process, stay a world of one without MPI_Init. */
+ * tt_train_main in process, stay a world of one without MPI_Init. Every function below is
+ * the one-process case when the world has one rank or the build has no MPI. */
 static bool started(void)
 {
     int on = 0;
+#ifdef TT_WITH_MPI
     MPI_Initialized(&on);
+#endif
     return on;
 }
 
 void tt_dist_init(int *argc, char ***argv)
 {
+#ifdef TT_WITH_MPI
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
@@ -167,15 +136,26 @@ void tt_dist_init(int *argc, char ***argv)
 #endif
     if (g_rank > 0 && !freopen("/dev/null", "w", stdout))
         fprintf(stderr, "train: rank %d: cannot silence stdout\n", g_rank);
+#else
+    (void)argc, (void)argv;
+#endif
 }
 
 void tt_dist_finalize(void)
 {
     nccl_stop();
+#ifdef TT_WITH_MPI
     if (started()) MPI_Finalize();
+#endif
 }
 
+#ifdef TT_WITH_MPI
 bool tt_dist_built(void) { return true; }
+#else
+bool tt_dist_built(void) { return false; }
+#endif
+int tt_dist_rank(void) { return g_rank; }
+int tt_dist_size(void) { return g_size; }
 
 bool tt_dist_nccl(bool cuda)
 {
@@ -185,20 +165,23 @@ bool tt_dist_nccl(bool cuda)
     return (void)cuda, false;
 #endif
 }
-int tt_dist_rank(void) { return g_rank; }
-int tt_dist_size(void) { return g_size; }
 
 void tt_dist_sum(double *v, int n)
 {
-    if (g_size > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (g_size == 1) return;
+#ifdef TT_WITH_MPI
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#else
+    (void)v, (void)n;
+#endif
 }
 
 void tt_dist_sum_grads(tt_params *ps)
 {
-    if (nccl_sum(ps)) return;
-    if (g_size == 1) return;
+    if (nccl_sum(ps) || g_size == 1) return;
     TT_ASSERT_MSG(ps->device == TT_CPU, "data parallel on %s: only cpu (MPI) and cuda (NCCL) "
                   "gradients can be summed", tt_device_name(ps->device));
+#ifdef TT_WITH_MPI
     /* CPU memory is host memory: the flat buffer goes to MPI as it is, one call */
     for (int64_t done = 0; done < ps->numel;) { /* MPI counts are int */
         int n = ps->numel - done > (1 << 30) ? 1 << 30 : (int)(ps->numel - done);
@@ -206,6 +189,7 @@ void tt_dist_sum_grads(tt_params *ps)
                       MPI_SUM, MPI_COMM_WORLD);
         done += n;
     }
+#endif
 }
 
 void tt_dist_gather(const void *mine, size_t bytes, void *all)
@@ -214,23 +198,29 @@ void tt_dist_gather(const void *mine, size_t bytes, void *all)
         memcpy(all, mine, bytes);
         return;
     }
+#ifdef TT_WITH_MPI
     TT_ASSERT_MSG(bytes <= INT_MAX, "tt_dist_gather: %zu bytes per rank (MPI counts are int)",
                   bytes);
     MPI_Gather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+#endif
 }
 
 bool tt_dist_any(bool flag)
 {
-    if (g_size == 1) return flag;
-    int f = flag, any = 0;
-    MPI_Allreduce(&f, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int any = flag;
+#ifdef TT_WITH_MPI
+    int f = flag;
+    if (g_size > 1) MPI_Allreduce(&f, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
     return any != 0;
 }
 
 int tt_dist_agree(bool failed, const char *err)
 {
     int first = failed ? g_rank : g_size, lowest = first;
+#ifdef TT_WITH_MPI
     if (g_size > 1) MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
     if (lowest == g_size) return 0;
     if (g_rank == lowest) {
         if (g_rank > 0) fprintf(stderr, "train: rank %d: %s\n", g_rank, err);
@@ -242,10 +232,15 @@ int tt_dist_agree(bool failed, const char *err)
 int tt_dist_same(uint64_t value, char *err, size_t errlen)
 {
     if (g_size == 1) return 0;
+    int lowest = g_size;
+#ifdef TT_WITH_MPI
     uint64_t first = value;
     MPI_Bcast(&first, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    int differs = value != first ? g_rank : g_size, lowest = g_size;
+    int differs = value != first ? g_rank : g_size;
     MPI_Allreduce(&differs, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#else
+    (void)value;
+#endif
     if (lowest == g_size) return 0;
     return tt_errorf(err, errlen, "rank %d was given a different config or data from rank 0's "
                      "(their hashes of the resolved config and the data's sizes differ); "
@@ -258,8 +253,10 @@ void tt_dist_abort(int code)
 {
     fflush(stdout);
     fflush(stderr);
-    if (started() && g_size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    if (started() && g_size > 1) {
+#ifdef TT_WITH_MPI
+        MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+    }
     exit(code);
 }
-
-#endif

@@ -61,7 +61,10 @@ int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen)
     for (int l = 0; l < L; l++)
         host_att[l] = whole(r, tt_tensor_host_copy(r->g.be, &att[l]), tt_tensor_bytes(&att[l]));
     free(att);
-    if (tt_dist_rank() > 0) return 0; /* rank 0 writes; it has every share now */
+    if (tt_dist_rank() > 0) { /* rank 0 writes; it has every share now (here: NULLs) */
+        free(host_att);
+        return 0;
+    }
     real *vals = tt_params_host_alloc(ps, NULL, true);
     real *grads = tt_params_host_alloc(ps, ps->grad, true);
     tt_st_writer w;
