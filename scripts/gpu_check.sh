@@ -14,7 +14,9 @@
 #                tokens_per_s, checkpoint tensors identical) and on the CPU (each epoch's
 #                valid_loss within 1e-3 relative; the gaps are printed); then once more with
 #                the gradients summed by a one-GPU NCCL communicator (TT_NCCL=1, issue 16):
-#                identical to the plain GPU run (needs a build that found NCCL)
+#                identical to the plain GPU run (needs a build that found NCCL); with
+#                cuda_graphs false (every call launched): identical to the replayed run; a
+#                model too big for the GPU: exit 2 at start-up
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
 #
@@ -322,7 +324,21 @@ if wanted train; then
         step "train: $DEVICE vs cpu valid_loss" "$log" 60 python3 "$COMPARE" gap "$TMP/cpu" \
             "$TMP/${DEVICE}1"
         sed -n '/^epoch  valid_loss/,$p' "$log" | tee -a "$SUMMARY"
+        step "train $DEVICE, cuda_graphs false" "$log" 120 ./train configs/tiny.json \
+            --set device="$DEVICE" --set train.epochs=2 --set cuda_graphs=false \
+            --set output.dir="$TMP/nograph"
+        step "train: graphs replayed vs every call launched, identical" "$log" 60 \
+            python3 "$COMPARE" same "$TMP/${DEVICE}1" "$TMP/nograph"
         if [ "$CUDA" = 1 ]; then
+            grep -q "^steps: captured once as a CUDA graph" "$log" ||
+                record "train: graph line" FAIL 0 \
+                    "$log (no 'steps: captured once as a CUDA graph' line)"
+            # a model far beyond the GPU's memory: exit 2 at start-up, the bytes named
+            step "train: too big for the GPU, refused at start-up" "$log" 60 bash -c \
+                './train configs/tiny.json --set device=cuda --set model.d_model=65536 \
+                 --set model.n_heads=1 --set output.dir="$0/big" >"$0/big.out" 2>&1; rc=$?
+                 cat "$0/big.out"; [ $rc = 2 ] && grep -q "memory: this run needs" "$0/big.out" &&
+                 [ ! -e "$0/big/metrics.jsonl" ]' "$TMP"
             step "train cuda through NCCL (TT_NCCL=1)" "$log" 120 env TT_NCCL=1 ./train \
                 configs/tiny.json --set device=cuda --set train.epochs=2 --set output.dir="$TMP/nccl"
             if grep -q "^gradients: summed by NCCL over 1 process" "$log"; then

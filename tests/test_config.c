@@ -28,6 +28,7 @@ START_TEST(test_minimal_gets_defaults)
     ck_assert_int_eq(c.seed, 0);
     ck_assert_int_eq(c.device, TT_CPU);
     ck_assert(!c.matmul_high); /* "highest" */
+    ck_assert(c.cuda_graphs);
     ck_assert_int_eq(c.threads, 0);
     ck_assert_int_eq(c.data.task, TT_TASK_TAG);
     ck_assert_str_eq(c.data.train, tt_cfg_real_in(&f, "train.txt", train));
@@ -104,6 +105,7 @@ END_TEST
 /* Every key set to a value other than its default: each lands in its own field. */
 static const char *const FULL =
     "{'seed': 9007199254740991, 'device': 'cpu', 'threads': 3, 'matmul_precision': 'high',"
+    " 'cuda_graphs': false,"
     " 'data': {'task': 'classify', 'train': 'sub/tr.txt', 'valid': 'valid.txt', 'seq_len': 24,"
     "  'probes': ['the cat sat', '\xc3\xa9t\xc3\xa9 \xe6\x97\xa5'], 'ambiguous': ['saw', 'bank',"
     "  'run'], 'truncate': true, 'mask_prob': 0.25},"
@@ -137,6 +139,7 @@ START_TEST(test_full_config_fields)
     ck_assert_int_eq(c.seed, 9007199254740991LL);
     ck_assert_int_eq(c.threads, 3);
     ck_assert(c.matmul_high);
+    ck_assert(!c.cuda_graphs);
     ck_assert_int_eq(c.data.task, TT_TASK_CLASSIFY);
     ck_assert_str_eq(c.data.train, tt_cfg_real_in(&f, "sub/tr.txt", train));
     ck_assert_str_eq(c.data.valid, tt_cfg_real_in(&f, "valid.txt", valid));
@@ -189,6 +192,7 @@ static void expect_same(const tt_config *a, const tt_config *b)
     SAME(device);
     SAME(threads);
     SAME(matmul_high);
+    SAME(cuda_graphs);
     SAME(data.task);
     SAME(data.seq_len);
     SAME(data.n_probes);
@@ -284,6 +288,7 @@ START_TEST(test_to_json_every_key)
                                        "device",
                                        "threads",
                                        "matmul_precision",
+                                       "cuda_graphs",
                                        "data",
                                        "model",
                                        "train",

@@ -28,8 +28,8 @@ static const struct {
     {"{'data': {'task': 'tag'}}", "data.seq_len: missing", "an integer in [1, 4096]"},
     {"{'model': {'d_model': 64}}", "data.task: missing", "required"},
     {"{" TT_CFG_MIN ", 'sed': 1}", "sed: unknown key",
-     "allowed keys at the top level: seed, device, threads, matmul_precision, data, model, "
-     "train, output"},
+     "allowed keys at the top level: seed, device, threads, matmul_precision, cuda_graphs, "
+     "data, model, train, output"},
     {"{" TT_CFG_MIN ", 'model': {'activaton': 'gelu'}}", "model.activaton: unknown key",
      "allowed keys in model: d_model, n_heads, n_layers, d_ff, max_len, activation"},
     {"{" TT_CFG_MIN ", 'train': {'lr': 0.1, 'lr': 0.2}}", "train.lr: duplicate key", "once"},

@@ -364,10 +364,15 @@ SLOT(GELU_DROP_BWD, "gelu_dropout_backward",
 /* x is read: compared like a sum */
 SLOT(DROP_ADD, "dropout_add_forward", d->dropout_add_forward(p[0], p[1], p[2], c->p, c->at, c->n),
      {"x", GRAD, SN, F}, {"mask", EXACT, SN, U8}, {"res", IN, SN, F})
-SLOT(ADAMW, "adamw_step", d->adamw_step(p[0], p[1], p[2], p[3], &c->adamw, c->n),
-     {"p", OUT, SN, F}, {"m", OUT, SN, F}, {"v", OUT, SN, F}, {"g", IN, SN, F})
-SLOT(SGD, "sgd_step", d->sgd_step(p[0], p[1], p[2], &c->sgd, c->n), {"p", OUT, SN, F},
-     {"buf", OUT, SN, F}, {"g", IN, SN, F})
+SLOT(ADAMW, "adamw_step", d->adamw_step(p[0], p[1], p[2], p[3], &c->adamw, p[4], c->n),
+     {"p", OUT, SN, F}, {"m", OUT, SN, F}, {"v", OUT, SN, F}, {"g", IN, SN, F},
+     {"gate", IN, ONE, F})
+SLOT(SGD, "sgd_step", d->sgd_step(p[0], p[1], p[2], &c->sgd, p[3], c->n), {"p", OUT, SN, F},
+     {"buf", OUT, SN, F}, {"g", IN, SN, F}, {"gate", IN, ONE, F})
+/* the norm comes back through a device double: returned, compared within 1e-12 relative */
+SLOT(CLIP, "clip_grads", double *norm = d->alloc(sizeof(double)); double host = 0;
+     d->clip_grads(p[0], c->n, (double)c->s, norm); d->to_host(&host, norm, sizeof host);
+     d->free(norm); return host, {"g", GRAD, SN, F})
 /* c->op[0] without its pointers, the strides and the batch from c */
 SLOT(GEMM, "gemm", const tt_gemm_op *g = &c->op[0];
      d->gemm(g->ta, g->tb, g->M, g->N, g->K, g->alpha, p[1], g->lda, c->stride[0], p[2], g->ldb,
@@ -759,17 +764,38 @@ START_TEST(test_optimizers)
                                          .a1 = (real)(1 - b1), .b2 = (real)b2,
                                          .a2 = (real)(1 - b2), .step = (real)(lr / bc1),
                                          .bc2_sqrt = (real)sqrt(bc2), .eps = (real)1e-8};
-            kc_new(&c, &ADAMW, 0, label(" step %d", t));
-            real *v = c.a[2].init;
-            for (int64_t i = 0; i < c.n; i++) v[i] = v[i] * v[i] * R(1e-3); /* >= 0 */
-            kc_run(&c);
+            /* the gate: a finite loss, none (NULL), a NaN and an infinite loss (no update:
+             * the CPU's outputs are the initial contents, and the GPU's must equal them) */
+            static const char *const GATE[] = {"finite", "NULL", "NaN", "inf"};
+            for (int gate = 0; gate < 4; gate++) {
+                kcase g = c;
+                kc_new(&g, &ADAMW, gate == 1 ? 1 << 4 : 0, label(" step %d gate %s", t,
+                                                                 GATE[gate]));
+                real *v = g.a[2].init;
+                for (int64_t i = 0; i < g.n; i++) v[i] = v[i] * v[i] * R(1e-3); /* >= 0 */
+                if (gate >= 2) *(real *)g.a[4].init = gate == 2 ? (real)NAN : R_INF;
+                kc_check(&g);
+                for (int a = 0; a < 3 && gate >= 2; a++)
+                    ck_assert_msg(memcmp(g.a[a].want, g.a[a].init, arg_bytes(&g.a[a])) == 0,
+                                  "%s: the CPU updated %s", g.desc, g.a[a].name);
+                kc_free(&g);
+            }
         }
         for (int v = 0; v < 8; v++) { /* weight decay, momentum, first step: each on or off */
             kcase c = {.n = FLAT_N[s]};
             c.sgd = (tt_sgd_scalars){.wd = v & 1 ? R(0.01) : R(0), .mu = R(0.9),
                                      .neg_lr = R(-0.05), .use_buf = v & 2, .first = v & 4};
-            kc_new(&c, &SGD, 0, label(" wd %g momentum %d first %d", (double)c.sgd.wd,
-                                      c.sgd.use_buf, c.sgd.first));
+            kc_new(&c, &SGD, v == 5 ? 1 << 3 : 0,
+                   label(" wd %g momentum %d first %d%s", (double)c.sgd.wd, c.sgd.use_buf,
+                         c.sgd.first, v == 6 ? " gate NaN" : ""));
+            if (v == 6) *(real *)c.a[3].init = (real)NAN;
+            kc_run(&c);
+        }
+        /* clipping: off (max 0), far above the norm (no scaling), below it (scaled) */
+        static const double MAX_NORM[] = {0, 1e30, 0.5};
+        for (int m = 0; m < 3; m++) {
+            kcase c = {.n = FLAT_N[s], .s = (real)MAX_NORM[m]};
+            kc_new(&c, &CLIP, 0, label(" max_norm %g", MAX_NORM[m]));
             kc_run(&c);
         }
     }
@@ -795,6 +821,84 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+/* ---- the step bracket: staging, capture and replay (backend.cu) ---------------------------- */
+
+enum { STEPS = 5 };
+
+/* One device's results after each of STEPS small training steps: a batch copied in, dropout
+ * drawn from the step's stream, the output copied to the gradient, clipped (its norm on the
+ * device), and an AdamW update gated on the batch's first element, with scalars that change
+ * every step. With replay on, step 1 runs eagerly, step 2 is captured and steps 3.. replay it,
+ * so what varies (the batch, the cursor, the scalars) must reach the graph. */
+typedef struct step_results {
+    real p[STEPS][1001];
+    uint8_t mask[STEPS][1001];
+    double norm[STEPS];
+} step_results;
+
+static void run_steps(const tt_backend *d, bool replay, step_results *out)
+{
+    const int64_t n = 1001;
+    const size_t bytes = (size_t)n * sizeof(real);
+    real *x = d->alloc(bytes), *y = d->alloc(bytes), *g = d->alloc(bytes), *p = d->alloc(bytes);
+    real *m = d->alloc(bytes), *v = d->alloc(bytes);
+    uint8_t *mask = d->alloc((size_t)n);
+    double *norm = d->alloc(sizeof(double));
+    real *host = tt_test_alloc(n);
+    tt_test_normal(host, n, 5);
+    d->from_host(p, host, bytes);
+    d->zero(m, bytes);
+    d->zero(v, bytes);
+    d->step_setup(bytes + 4096, replay);
+    tt_rng r;
+    tt_rng_init(&r, 11, 1); /* run.h's dropout stream */
+    for (int t = 1; t <= STEPS; t++) {
+        tt_test_normal(host, n, 100 + (uint64_t)t); /* this step's batch */
+        const double lr = 1e-2 * t, bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
+        const tt_adamw_scalars sc = {.decay = (real)(1 - lr * 0.01), .b1 = R(0.9),
+                                     .a1 = (real)(1 - 0.9), .b2 = R(0.999),
+                                     .a2 = (real)(1 - 0.999), .step = (real)(lr / bc1),
+                                     .bc2_sqrt = (real)sqrt(bc2), .eps = R(1e-8)};
+        d->step_begin(&r);
+        d->from_host(x, host, bytes);
+        d->dropout_forward(y, mask, x, R(0.25), tt_rng_take(&r, n), n);
+        d->copy(g, y, bytes);
+        d->clip_grads(g, n, t % 2 ? 1.0 : 1e30, norm); /* clipped at odd steps */
+        d->adamw_step(p, m, v, g, &sc, x, n);
+        d->step_end();
+        d->to_host(out->p[t - 1], p, bytes);
+        d->to_host(out->mask[t - 1], mask, (size_t)n);
+        d->to_host(&out->norm[t - 1], norm, sizeof(double));
+    }
+    d->step_setup(0, false);
+    free(host);
+    real *bufs[] = {x, y, g, p, m, v};
+    for (int i = 0; i < 6; i++) d->free(bufs[i]);
+    d->free(mask);
+    d->free(norm);
+}
+
+START_TEST(test_step_replay)
+{
+    NEED_GPU();
+    step_results *want = tt_xmalloc(sizeof *want), *got = tt_xmalloc(sizeof *got);
+    run_steps(cpu, false, want);
+    for (int replay = 0; replay < 2; replay++) {
+        run_steps(gpu, replay, got);
+        for (int t = 0; t < STEPS; t++) {
+            const char *what = label("step %d, replay %s", t + 1, replay ? "on" : "off");
+            ck_assert_msg(memcmp(got->mask[t], want->mask[t], sizeof want->mask[t]) == 0,
+                          "%s: the dropout mask differs from the CPU's", what);
+            ck_assert_msg(fabs(got->norm[t] - want->norm[t]) <= 1e-12 * want->norm[t],
+                          "%s: norm %.17g, the CPU %.17g", what, got->norm[t], want->norm[t]);
+            ck_assert_close(what, got->p[t], want->p[t], 1001, CU_TOL, CU_TOL);
+        }
+    }
+    free(want);
+    free(got);
+}
+END_TEST
+
 Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda");
@@ -812,6 +916,8 @@ Suite *cuda_suite(void)
     tc = new_tcase(s, "optimizers");
     tcase_add_test(tc, test_optimizers);
     tcase_add_test(tc, test_determinism);
+    tc = new_tcase(s, "step");
+    tcase_add_test(tc, test_step_replay);
     return s;
 }
 

@@ -78,7 +78,7 @@ START_TEST(test_adamw_shared)
                                    .step = (real)(lr / bc1),
                                    .bc2_sqrt = (real)sqrt(bc2),
                                    .eps = R(1e-8)};
-            tt_cpu_backend.adamw_step(p, m, v, g, &sc, n);
+            tt_cpu_backend.adamw_step(p, m, v, g, &sc, NULL, n);
             for (int64_t i = 0; i < n; i++) {
                 tt_adamw_update(&p2[i], &m2[i], &v2[i], g[i], &sc);
                 /* cpu/optimizer.c's loop before kernel_math.h */
@@ -116,7 +116,7 @@ START_TEST(test_sgd_shared)
                                      .neg_lr = R(-0.1),
                                      .first = t == 1,
                                      .use_buf = mom};
-                tt_cpu_backend.sgd_step(p, buf, g, &sc, n);
+                tt_cpu_backend.sgd_step(p, buf, g, &sc, NULL, n);
                 for (int64_t i = 0; i < n; i++) {
                     tt_sgd_update(&p2[i], &buf2[i], g[i], &sc);
                     /* cpu/optimizer.c's loop before kernel_math.h */

@@ -137,7 +137,7 @@ static void train_steps(tt_run *r)
         tt_params_zero_grad(&r->model.params);
         tt_backward(&r->g, loss);
         tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
-        tt_optim_step(&r->opt, c->train.lr);
+        tt_optim_step(&r->opt, c->train.lr, NULL);
     }
 }
 

@@ -164,7 +164,7 @@ static void check_trajectory(tt_optimizer kind, const char *run, const char *sta
         load_grads(&ps, &f, prefix);
         double lr_k;
         memcpy(&lr_k, (const char *)lr->data + (k - 1) * sizeof(double), sizeof lr_k);
-        tt_optim_step(&o, lr_k);
+        tt_optim_step(&o, lr_k, NULL);
         ck_assert_int_eq(o.t, k);
         snprintf(prefix, sizeof prefix, "%s.%d.", run, k);
         worst = fmax(worst, compare_flat(&ps, ps.data, &f, prefix));
@@ -214,7 +214,7 @@ START_TEST(test_adamw_decays_zero_grad_params)
     double lr = 0.01, scale = 1;
     for (int k = 0; k < 4; k++) {
         tt_params_zero_grad(&ps);
-        tt_optim_step(&o, lr * (k + 1));
+        tt_optim_step(&o, lr * (k + 1), NULL);
         scale *= 1 - lr * (k + 1) * c.train.weight_decay;
     }
     for (int j = 0; j < 2; j++) {
@@ -241,13 +241,50 @@ START_TEST(test_sgd_leaves_gradients)
     load_grads(&ps, &f, "grad.1.");
     real *g0 = tt_test_alloc(ps.numel);
     memcpy(g0, ps.grad, (size_t)ps.numel * sizeof(real));
-    tt_optim_step(&o, 0.1);
-    tt_optim_step(&o, 0.1);
+    tt_optim_step(&o, 0.1, NULL);
+    tt_optim_step(&o, 0.1, NULL);
     ck_assert_close("grad after sgd", ps.grad, g0, ps.numel, 0, 0);
     free(g0);
     tt_optim_free(&o);
     tt_params_free(&ps);
     tt_st_close(&f);
+}
+END_TEST
+
+/* The gate (the step's loss, on the device): a finite one lets both optimizers update, a NaN
+ * or an infinite one leaves parameters and state exactly as they were (t still counts). */
+START_TEST(test_gate_blocks_nonfinite_loss)
+{
+    static const tt_optimizer KIND[] = {TT_OPT_ADAMW, TT_OPT_SGD};
+    static const char *const FIXTURE[] = {"adamw", "sgd_mom"};
+    const real GATE[] = {R(2.5), (real)NAN, R_INF, -R_INF};
+    for (int k = 0; k < 2; k++)
+        for (int gi = 0; gi < 4; gi++) {
+            tt_st_file f;
+            open_fixture(&f);
+            tt_params ps;
+            make_params(&ps, &f);
+            tt_config c = optim_config(KIND[k], &f, FIXTURE[k]);
+            tt_optim o;
+            tt_optim_init(&o, &ps, &c);
+            load_grads(&ps, &f, "grad.1.");
+            tt_optim_step(&o, 0.1, NULL); /* a state to keep: moments not 0 */
+            const size_t bytes = (size_t)ps.numel * sizeof(real);
+            real *p0 = tt_test_alloc(ps.numel), *m0 = tt_test_alloc(ps.numel);
+            memcpy(p0, ps.data, bytes);
+            memcpy(m0, o.m, bytes);
+            real gate = GATE[gi];
+            tt_optim_step(&o, 0.1, &gate);
+            const bool same = memcmp(p0, ps.data, bytes) == 0 && memcmp(m0, o.m, bytes) == 0;
+            ck_assert_msg(same == (gi > 0), "%s, gate %g: parameters %s", FIXTURE[k],
+                          (double)gate, gi > 0 ? "changed" : "did not change");
+            ck_assert_int_eq(o.t, 2);
+            free(p0);
+            free(m0);
+            tt_optim_free(&o);
+            tt_params_free(&ps);
+            tt_st_close(&f);
+        }
 }
 END_TEST
 
@@ -288,7 +325,7 @@ START_TEST(test_init_zeroes_state)
     tt_optim o;
     tt_optim_init(&o, &ps, &c);
     tt_test_normal(ps.grad, ps.numel, 3);
-    tt_optim_step(&o, 1e-3);
+    tt_optim_step(&o, 1e-3, NULL);
     tt_optim_free(&o);
     tt_params_zero_grad(&ps);
     tt_optim_init(&o, &ps, &c);
@@ -302,7 +339,7 @@ START_TEST(test_init_zeroes_state)
     ck_assert_close("v", o.v, zero, ps.numel, 0, 0);
     mallopt(M_PERTURB, 0);
     for (int k = 1; k <= 3; k++) {
-        tt_optim_step(&o, 1e-3);
+        tt_optim_step(&o, 1e-3, NULL);
         ck_assert_int_eq(o.t, k);
     }
     free(zero);
@@ -474,7 +511,7 @@ static void steps_on(tt_device dev, tt_optimizer kind, real *out, double *norms)
         tt_rng_normal(&rng, host, n, R(0), R(0.2));
         tt_params_from_host(&ps, ps.grad, host);
         norms[s] = tt_clip_grad_norm(&ps, 0.5);
-        tt_optim_step(&o, 1e-2);
+        tt_optim_step(&o, 1e-2, NULL);
     }
     tt_params_to_host(&ps, out, NULL);
     tt_params_to_host(&ps, out + n, o.m);
@@ -516,6 +553,7 @@ Suite *optim_suite(void)
     tcase_add_test(tc, test_sgd_plain_matches_pytorch);
     tcase_add_test(tc, test_adamw_decays_zero_grad_params);
     tcase_add_test(tc, test_sgd_leaves_gradients);
+    tcase_add_test(tc, test_gate_blocks_nonfinite_loss);
     tcase_add_test(tc, test_schedule_matches_fixture_lr);
     tcase_add_test(tc, test_init_zeroes_state);
     suite_add_tcase(s, tc);

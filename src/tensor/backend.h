@@ -198,14 +198,31 @@ typedef struct tt_backend {
     void (*sum_backward)(real *dinp, const real *dout, real s, int64_t n);
 
     /* The optimizers, elementwise over the flat buffers (n): p, m, v, g (AdamW) and p, buf, g
-     * (SGD) have the parameters' layout; the same bits at any thread count. */
+     * (SGD) have the parameters' layout; the same bits at any thread count. gate: the step's
+     * loss (one real on the device), and nothing changes when it is not finite (a step
+     * decides this without a host read); NULL: always update. */
     void (*adamw_step)(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                       int64_t n);
-    void (*sgd_step)(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
-    /* sum of x[i]^2 (n) accumulated in double, returned to the host: the clipping norm, the
-     * one reduction the host reads every step (a device synchronises here). The same value at
-     * any thread count. */
+                       const real *gate, int64_t n);
+    void (*sgd_step)(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
+                     const real *gate, int64_t n);
+    /* sum of x[i]^2 (n) accumulated in double, returned to the host (a device synchronises
+     * here: never inside a step). The same value at any thread count. */
     double (*sum_squares)(const real *x, int64_t n);
+    /* Global-norm clipping without a host read: norm[0] (a double on the device) = the square
+     * root of sum_squares(g, n); when max_norm > 0 and norm > max_norm, g *= (real)(max_norm /
+     * (norm + 1e-6)) (the scale rounded once, as scale_forward). */
+    void (*clip_grads)(real *g, int64_t n, double max_norm, double *norm);
+
+    /* A training step's bracket (train/run/loop.c). step_begin before the step's first call
+     * (r: the step's dropout stream, where its draws start), step_end after its last; in
+     * between, no host read (to_host, sum_squares) and no allocation, so a device may record
+     * the calls once and replay them (CUDA graphs), and the guard device asserts both.
+     * step_setup at start-up, outside steps: the most bytes a step copies in with from_host
+     * (a device stages them in pinned memory) and whether it may replay; setup(0, false)
+     * releases what it holds. */
+    void (*step_setup)(size_t staging_bytes, bool replay);
+    void (*step_begin)(const tt_rng *r);
+    void (*step_end)(void);
 } tt_backend;
 
 #define TT_IGNORE_INDEX (-100)

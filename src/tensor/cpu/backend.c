@@ -62,6 +62,11 @@ static int cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
     return -1;
 }
 
+/* The CPU runs every step as it comes: nothing to stage, record or replay. */
+static void cpu_step_setup(size_t staging_bytes, bool replay) { (void)staging_bytes, (void)replay; }
+static void cpu_step_begin(const tt_rng *r) { (void)r; }
+static void cpu_step_end(void) {}
+
 const tt_backend tt_cpu_backend = {
     .name = "cpu",
     .available = cpu_available,
@@ -112,4 +117,8 @@ const tt_backend tt_cpu_backend = {
     .adamw_step = tt_cpu_adamw_step,
     .sgd_step = tt_cpu_sgd_step,
     .sum_squares = tt_cpu_sum_squares,
+    .clip_grads = tt_cpu_clip_grads,
+    .step_setup = cpu_step_setup,
+    .step_begin = cpu_step_begin,
+    .step_end = cpu_step_end,
 };

@@ -129,9 +129,11 @@ void tt_cpu_sum_forward(real *out, const real *inp, int64_t n);
 
 /* optimizer.c */
 void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                       int64_t n);
-void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
+                       const real *gate, int64_t n);
+void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
+                     const real *gate, int64_t n);
 double tt_cpu_sum_squares(const real *x, int64_t n);
+void tt_cpu_clip_grads(real *g, int64_t n, double max_norm, double *norm);
 void tt_cpu_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 
 #ifdef __cplusplus

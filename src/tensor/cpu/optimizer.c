@@ -3,10 +3,13 @@
  * operation: the element updates are tensor/kernel_math.h's, shared with the CUDA kernels, and
  * the scalars come rounded from train/optim/optim.c, so the float64 build equals torch.optim to
  * the last few ulps. Elementwise, so the bits do not depend on the thread count; the sum of
- * squares is a tt_pool_sum over fixed blocks, the same at any thread count. */
+ * squares is a tt_pool_sum over fixed blocks, the same at any thread count; clipping scales
+ * by it in place. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 #include "tensor/kernel_math.h"
+
+#include <math.h>
 
 typedef struct adamw_args {
     real *p, *m, *v;
@@ -26,8 +29,9 @@ TT_VEC static void adamw_range(void *ctx, int64_t lo, int64_t hi, int tid)
 }
 
 void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                       int64_t n)
+                       const real *gate, int64_t n)
 {
+    if (gate && !isfinite(*gate)) return;
     tt_pool_for(n, 16, 8192, adamw_range, &(adamw_args){.p = p, .m = m, .v = v, .g = g, .s = s});
 }
 
@@ -46,8 +50,10 @@ TT_VEC static void sgd_range(void *ctx, int64_t lo, int64_t hi, int tid)
         tt_sgd_update(&a->p[i], &a->buf[i], a->g[i], &s);
 }
 
-void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n)
+void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
+                     const real *gate, int64_t n)
 {
+    if (gate && !isfinite(*gate)) return;
     tt_pool_for(n, 16, 8192, sgd_range, &(sgd_args){.p = p, .buf = buf, .g = g, .s = s});
 }
 
@@ -62,4 +68,12 @@ TT_VEC static double squares_range(void *ctx, int64_t lo, int64_t hi)
 double tt_cpu_sum_squares(const real *x, int64_t n)
 {
     return tt_pool_sum(n, 8192, squares_range, (void *)x);
+}
+
+/* the norm and the scale as optim.c computed them on the host before (the same bits) */
+void tt_cpu_clip_grads(real *g, int64_t n, double max_norm, double *norm)
+{
+    *norm = sqrt(tt_cpu_sum_squares(g, n));
+    if (max_norm > 0.0 && *norm > max_norm)
+        tt_cpu_scale_forward(g, g, (real)(max_norm / (*norm + 1e-6)), n);
 }

@@ -248,9 +248,10 @@ static __device__ void softmax_rows(real *S, real *att, uint8_t *keep, const int
  * shared memory: TILE_REALS + ROWS T reals. */
 static __global__ void __launch_bounds__(THREADS)
     forward_kernel(real *out, real *att, uint8_t *keep, const real *q, const real *k,
-                   const real *v, const int32_t *pad, tt_attn_desc a, tt_rng at, uint32_t thr,
-                   real s)
+                   const real *v, const int32_t *pad, tt_attn_desc a, tt_rng at,
+                   const tt_cuda_vary *vary, uint32_t thr, real s)
 {
+    if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(16) unsigned char smem[];
     real *tiles = (real *)smem, *S = tiles + TILE_REALS;
     const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
@@ -424,7 +425,7 @@ void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *
     real s = keep ? R(1) / (R(1) - a->p) : R(1);
     allow_smem((const void *)forward_kernel, &allowed, a->T);
     forward_kernel<<<grid_of(a), THREADS, rows_smem(a->T), (cudaStream_t)tt_cuda_stream()>>>(
-        out, att, keep, q, k, v, pad, *a, at, thr, s);
+        out, att, keep, q, k, v, pad, *a, at, tt_cuda_step_vary(), thr, s);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 

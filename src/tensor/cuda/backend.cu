@@ -1,14 +1,17 @@
-/* cuda/backend.cu: device memory, the stream, cuBLAS gemms and the CUDA kernel table
- * (make CUDA=1 only). Every kernel runs on one stream; the host waits for it only where a
- * value comes back (to_host, sum_squares) or host memory handed in may be reused (from_host).
- * Gemms are row-major in the table and column-major in cuBLAS: a row-major C (M,N) is a
- * column-major C^T (N,M) = op(B)^T op(A)^T, so each call swaps A and B and M and N. */
+/* cuda/backend.cu: device memory, the stream, cuBLAS gemms, the training step's bracket
+ * (pinned staging, CUDA graphs) and the CUDA kernel table (make CUDA=1 only). Every kernel runs
+ * on one stream; the host waits for it only where a value comes back (to_host, sum_squares) or
+ * host memory handed in outside a step may be reused (from_host). Gemms are row-major in the
+ * table and column-major in cuBLAS: a row-major C (M,N) is a column-major C^T (N,M) =
+ * op(B)^T op(A)^T, so each call swaps A and B and M and N. */
 #include "tensor/cuda/cuda.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <stdio.h>
+#include <string.h>
+#include <type_traits>
 
 void tt_cuda_fatal(const char *call, int rc, const char *file, int line)
 {
@@ -25,20 +28,227 @@ void tt_cublas_fatal(const char *call, int rc, const char *file, int line)
 static cudaStream_t stream;
 static cublasHandle_t blas;
 
+/* cuBLAS's workspace, ours rather than its pool's, so that a captured step (a CUDA graph)
+ * never asks cuBLAS to allocate: 32 MiB, what NVIDIA advises for Hopper (more than enough for
+ * the A100's 4 MiB). */
+#define BLAS_WORKSPACE ((size_t)32 << 20)
+
 /* The stream and the cuBLAS handle, made on first use (outside any step: the run's first
  * allocation comes before its first step). */
 static void ensure_init(void)
 {
     if (blas) return;
+    void *workspace = NULL;
     TT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     TT_CUBLAS_CHECK(cublasCreate(&blas));
-    TT_CUBLAS_CHECK(cublasSetStream(blas, stream));
+    TT_CUBLAS_CHECK(cublasSetStream(blas, stream)); /* before the workspace: it resets it */
+    TT_CUDA_CHECK(cudaMalloc(&workspace, BLAS_WORKSPACE));
+    TT_CUBLAS_CHECK(cublasSetWorkspace(blas, workspace, BLAS_WORKSPACE));
 }
 
 void *tt_cuda_stream(void)
 {
     ensure_init();
     return (void *)stream;
+}
+
+/* ---- the training step's bracket: pinned staging and CUDA graphs ------------------------------
+ * Inside a step (step_begin .. step_end), from_host copies the caller's bytes into a pinned
+ * staging buffer and queues the copy from there: no wait, and a copy a graph can hold. With
+ * replay on (step_setup), the second step is captured: its calls are recorded on the stream as
+ * a CUDA graph (not run), which step_end instantiates and launches. Every later step runs the
+ * host's code as before (autograd's bookkeeping is cheap), but each slot only notes its call:
+ * what varies from step to step goes to pinned memory (the batch into the staging buffer at
+ * the captured offsets, the optimizer's scalars and the dropout offset into `vary`, which the
+ * graph's first node copies to the device), and the rest (the kernel, its pointers, sizes and
+ * constants) is hashed and must equal the captured call's, else the graph would compute
+ * something else and the program stops. step_end then launches the graph. The first step runs
+ * eagerly (cuBLAS and the kernels' lazy set-up must not happen inside a capture). */
+enum step_mode { EAGER, CAPTURE, REPLAY };
+#define MAX_CALLS 16384 /* calls whose hashes are compared one by one (then only their count) */
+
+static struct {
+    bool replay, in_step;
+    enum step_mode mode;       /* of the step under way; EAGER outside steps */
+    int64_t steps;             /* begun since step_setup */
+    char *staging;             /* pinned: a step's from_host bytes, one copy after another */
+    size_t staging_cap, staged;
+    tt_cuda_vary *vary_host;   /* pinned; vary_dev is its device copy */
+    tt_cuda_vary *vary_dev;
+    cudaEvent_t done;          /* recorded at every step's end: pinned memory free to reuse */
+    uint64_t captured_counter; /* the dropout cursor at the captured step's start */
+    cudaGraphExec_t exec;      /* the captured step; NULL before */
+    uint64_t *calls;           /* each call's hash in the captured step */
+    int64_t n_calls, n_captured;
+} st;
+
+const tt_cuda_vary *tt_cuda_step_vary(void)
+{
+    return st.mode == CAPTURE ? st.vary_dev : NULL;
+}
+
+/* FNV-1a over a call's fixed arguments */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+template <typename T> static void fold(uint64_t *h, T v)
+{
+    static_assert(std::is_arithmetic_v<T> || std::is_pointer_v<T>, "a slot argument of a type "
+                  "fold does not know: give it an overload");
+    *h = hash_bytes(*h, &v, sizeof v);
+}
+
+/* the cursor's stream, not its counter: that varies (vary->rng_delta) */
+static void fold(uint64_t *h, tt_rng r)
+{
+    fold(h, r.seed), fold(h, r.stream);
+}
+
+static void fold(uint64_t *h, const tt_attn_desc *a)
+{
+    fold(h, a->B), fold(h, a->T), fold(h, a->NH), fold(h, a->HS), fold(h, a->ldq);
+    fold(h, a->ldk), fold(h, a->ldv), fold(h, a->ldo), fold(h, a->scale), fold(h, a->causal);
+    fold(h, a->p), fold(h, a->full);
+}
+
+static void fold(uint64_t *h, const tt_gemm_op *g)
+{
+    fold(h, g != NULL);
+    if (!g) return;
+    fold(h, g->ta), fold(h, g->tb), fold(h, g->M), fold(h, g->N), fold(h, g->K);
+    fold(h, g->alpha), fold(h, g->A), fold(h, g->lda), fold(h, g->B), fold(h, g->ldb);
+    fold(h, g->beta), fold(h, g->C), fold(h, g->ldc);
+}
+
+/* the optimizers' scalars vary (the rate, the bias corrections): they go to vary */
+static void fold(uint64_t *h, const tt_adamw_scalars *s)
+{
+    (void)h;
+    st.vary_host->adamw = *s;
+}
+
+static void fold(uint64_t *h, const tt_sgd_scalars *s)
+{
+    st.vary_host->sgd = *s;
+    fold(h, s->first), fold(h, s->use_buf); /* which update: fixed once captured */
+}
+
+/* the call's hash: kept while capturing, compared while replaying */
+static void record(uint64_t h)
+{
+    int64_t k = st.n_calls++;
+    if (k >= MAX_CALLS) return;
+    if (st.mode == CAPTURE) st.calls[k] = h;
+    else
+        TT_ASSERT_MSG(k < st.n_captured && st.calls[k] == h, "cuda: call %lld of this training "
+                      "step differs from the captured step's (another kernel, other memory or "
+                      "other sizes), so its CUDA graph cannot replay it: a bug. HINT: set "
+                      "\"cuda_graphs\": false to launch every call", (long long)k);
+}
+
+template <typename... A> static void note(const void *slot, A... a)
+{
+    uint64_t h = hash_bytes(0xcbf29ce484222325ull, &slot, sizeof slot);
+    (fold(&h, a), ...);
+    record(h);
+}
+
+/* A slot as the step bracket sees it: noted inside a captured or replayed step, launched
+ * unless replaying. STEP(f) is the table's entry for launcher f. */
+template <auto f> struct step_call;
+template <typename... A, void (*f)(A...)> struct step_call<f> {
+    static void call(A... a)
+    {
+        if (st.mode != EAGER) note((const void *)f, a...);
+        if (st.mode != REPLAY) f(a...);
+    }
+};
+#define STEP(f) step_call<&f>::call
+
+/* host reads, allocation: never in a captured or replayed step */
+static void outside_graphs(const char *what)
+{
+    TT_ASSERT_MSG(st.mode == EAGER, "cuda: %s inside a training step that is captured as a "
+                  "CUDA graph: a bug (backend.h's step bracket). HINT: set \"cuda_graphs\": "
+                  "false", what);
+}
+
+static void release_graph(void)
+{
+    if (st.exec) TT_CUDA_CHECK(cudaGraphExecDestroy(st.exec));
+    st.exec = NULL;
+    st.n_captured = 0;
+}
+
+static void cuda_step_setup(size_t staging_bytes, bool replay)
+{
+    TT_ASSERT_MSG(!st.in_step, "cuda: step_setup inside a training step");
+    ensure_init();
+    release_graph();
+    if (st.staging) TT_CUDA_CHECK(cudaFreeHost(st.staging)); /* waits for the device */
+    st.staging = NULL;
+    st.staging_cap = 0;
+    st.steps = 0;
+    st.replay = replay && staging_bytes > 0;
+    if (!staging_bytes) return;
+    TT_CUDA_CHECK(cudaHostAlloc((void **)&st.staging, staging_bytes, cudaHostAllocDefault));
+    st.staging_cap = staging_bytes;
+    if (!st.vary_host) { /* small, kept for the process's later runs */
+        TT_CUDA_CHECK(cudaHostAlloc((void **)&st.vary_host, sizeof *st.vary_host,
+                                    cudaHostAllocDefault));
+        TT_CUDA_CHECK(cudaMalloc((void **)&st.vary_dev, sizeof *st.vary_dev));
+        TT_CUDA_CHECK(cudaEventCreateWithFlags(&st.done, cudaEventDisableTiming));
+        st.calls = (uint64_t *)tt_xmalloc(MAX_CALLS * sizeof *st.calls);
+    }
+    memset(st.vary_host, 0, sizeof *st.vary_host);
+}
+
+static void cuda_step_begin(const tt_rng *r)
+{
+    TT_ASSERT_MSG(!st.in_step, "cuda: step_begin inside a training step");
+    /* the last step's copies out of pinned memory are done before it is written again */
+    if (st.vary_host) TT_CUDA_CHECK(cudaEventSynchronize(st.done));
+    st.in_step = true;
+    st.staged = 0;
+    st.n_calls = 0;
+    st.mode = EAGER;
+    if (st.exec) {
+        st.mode = REPLAY;
+        st.vary_host->rng_delta = r->counter - st.captured_counter;
+    } else if (st.replay && st.steps == 1) {
+        st.mode = CAPTURE;
+        st.captured_counter = r->counter;
+        st.vary_host->rng_delta = 0;
+        TT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        /* the graph's first node: this step's varying values, on every launch */
+        TT_CUDA_CHECK(cudaMemcpyAsync(st.vary_dev, st.vary_host, sizeof *st.vary_dev,
+                                      cudaMemcpyHostToDevice, stream));
+    }
+    st.steps++;
+}
+
+static void cuda_step_end(void)
+{
+    TT_ASSERT_MSG(st.in_step, "cuda: step_end without step_begin");
+    if (st.mode == CAPTURE) {
+        cudaGraph_t graph;
+        TT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+        TT_CUDA_CHECK(cudaGraphInstantiate(&st.exec, graph, 0));
+        TT_CUDA_CHECK(cudaGraphDestroy(graph));
+        st.n_captured = st.n_calls;
+    } else if (st.mode == REPLAY) {
+        TT_ASSERT_MSG(st.n_calls == st.n_captured, "cuda: this training step made %lld calls, "
+                      "the captured one %lld, so its CUDA graph cannot replay it: a bug. HINT: "
+                      "set \"cuda_graphs\": false to launch every call", (long long)st.n_calls,
+                      (long long)st.n_captured);
+    }
+    if (st.mode != EAGER) TT_CUDA_CHECK(cudaGraphLaunch(st.exec, stream));
+    if (st.vary_host) TT_CUDA_CHECK(cudaEventRecord(st.done, stream));
+    st.in_step = false;
+    st.mode = EAGER;
 }
 
 static int cuda_available(char *err, size_t errlen)
@@ -62,6 +272,7 @@ static int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
 
 static void *cuda_alloc(size_t bytes)
 {
+    outside_graphs("an allocation");
     ensure_init();
     void *p = NULL;
     cudaError_t rc = cudaMalloc(&p, bytes ? bytes : 64);
@@ -72,6 +283,7 @@ static void *cuda_alloc(size_t bytes)
 
 static void cuda_free(void *p)
 {
+    outside_graphs("a free");
     TT_CUDA_CHECK(cudaFree(p));
 }
 
@@ -87,15 +299,37 @@ static void cuda_copy(void *dst, const void *src, size_t bytes)
 
 static void cuda_to_host(void *dst, const void *src, size_t bytes)
 {
+    outside_graphs("a host read (to_host)");
     TT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-/* synchronous: the caller may reuse or free its host buffer as soon as this returns */
+/* The caller may reuse or free its host buffer as soon as this returns: outside a step the
+ * copy is waited for; inside one the bytes are staged in pinned memory (64-byte aligned, one
+ * after another) and copied from there without a wait. */
 static void cuda_from_host(void *dst, const void *src, size_t bytes)
 {
-    TT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
-    TT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!st.in_step || !st.staging) {
+        outside_graphs("an unstaged copy in (step_setup gave no staging buffer)");
+        TT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+        TT_CUDA_CHECK(cudaStreamSynchronize(stream));
+        return;
+    }
+    size_t at = (st.staged + 63) & ~(size_t)63;
+    TT_ASSERT_MSG(at + bytes <= st.staging_cap, "cuda: a training step copies in %zu bytes, "
+                  "more than the %zu its step_setup announced", at + bytes, st.staging_cap);
+    memcpy(st.staging + at, src, bytes);
+    st.staged = at + bytes;
+    if (st.mode != EAGER) note((const void *)cuda_from_host, dst, bytes, at);
+    if (st.mode != REPLAY)
+        TT_CUDA_CHECK(cudaMemcpyAsync(dst, st.staging + at, bytes, cudaMemcpyHostToDevice,
+                                      stream));
+}
+
+static double cuda_sum_squares(const real *x, int64_t n)
+{
+    outside_graphs("a host read (sum_squares)");
+    return tt_cuda_sum_squares(x, n);
 }
 
 /* the GPU schedules its own threads; the key `threads` is the CPU's */
@@ -163,48 +397,52 @@ extern "C" const tt_backend tt_cuda_backend = {
     .mem_info = cuda_mem_info,
     .alloc = cuda_alloc,
     .free = cuda_free,
-    .zero = cuda_zero,
-    .copy = cuda_copy,
+    .zero = STEP(cuda_zero),
+    .copy = STEP(cuda_copy),
     .to_host = cuda_to_host,
     .from_host = cuda_from_host,
-    .fill = tt_cuda_fill,
+    .fill = STEP(tt_cuda_fill),
     .set_threads = cuda_set_threads,
     .get_threads = cuda_get_threads,
     .set_matmul_precision = cuda_set_matmul_precision,
-    .gemm = tt_cuda_gemm,
-    .linear_backward = tt_cuda_linear_backward,
-    .axpy = tt_cuda_axpy,
-    .add_forward = tt_cuda_add_forward,
-    .scale_forward = tt_cuda_scale_forward,
-    .bias_forward = tt_cuda_bias_forward,
-    .bias_backward = tt_cuda_bias_backward,
-    .mul_forward = tt_cuda_mul_forward,
-    .mul_backward = tt_cuda_mul_backward,
-    .relu_forward = tt_cuda_relu_forward,
-    .relu_backward = tt_cuda_relu_backward,
-    .gelu_forward = tt_cuda_gelu_forward,
-    .gelu_backward = tt_cuda_gelu_backward,
-    .softmax_forward = tt_cuda_softmax_forward,
-    .softmax_backward = tt_cuda_softmax_backward,
-    .layernorm_forward = tt_cuda_layernorm_forward,
-    .layernorm_backward = tt_cuda_layernorm_backward,
-    .embedding_forward = tt_cuda_embedding_forward,
-    .embedding_backward = tt_cuda_embedding_backward,
-    .dropout_forward = tt_cuda_dropout_forward,
-    .dropout_backward = tt_cuda_dropout_backward,
-    .relu_dropout_forward = tt_cuda_relu_dropout_forward,
-    .relu_dropout_backward = tt_cuda_relu_dropout_backward,
-    .dropout_add_forward = tt_cuda_dropout_add_forward,
-    .gelu_dropout_forward = tt_cuda_gelu_dropout_forward,
-    .gelu_dropout_backward = tt_cuda_gelu_dropout_backward,
-    .crossentropy_forward = tt_cuda_crossentropy_forward,
-    .crossentropy_backward = tt_cuda_crossentropy_backward,
-    .attention_forward = tt_cuda_attention_forward,
-    .attention_backward = tt_cuda_attention_backward,
+    .gemm = STEP(tt_cuda_gemm),
+    .linear_backward = STEP(tt_cuda_linear_backward),
+    .axpy = STEP(tt_cuda_axpy),
+    .add_forward = STEP(tt_cuda_add_forward),
+    .scale_forward = STEP(tt_cuda_scale_forward),
+    .bias_forward = STEP(tt_cuda_bias_forward),
+    .bias_backward = STEP(tt_cuda_bias_backward),
+    .mul_forward = STEP(tt_cuda_mul_forward),
+    .mul_backward = STEP(tt_cuda_mul_backward),
+    .relu_forward = STEP(tt_cuda_relu_forward),
+    .relu_backward = STEP(tt_cuda_relu_backward),
+    .gelu_forward = STEP(tt_cuda_gelu_forward),
+    .gelu_backward = STEP(tt_cuda_gelu_backward),
+    .softmax_forward = STEP(tt_cuda_softmax_forward),
+    .softmax_backward = STEP(tt_cuda_softmax_backward),
+    .layernorm_forward = STEP(tt_cuda_layernorm_forward),
+    .layernorm_backward = STEP(tt_cuda_layernorm_backward),
+    .embedding_forward = STEP(tt_cuda_embedding_forward),
+    .embedding_backward = STEP(tt_cuda_embedding_backward),
+    .dropout_forward = STEP(tt_cuda_dropout_forward),
+    .dropout_backward = STEP(tt_cuda_dropout_backward),
+    .relu_dropout_forward = STEP(tt_cuda_relu_dropout_forward),
+    .relu_dropout_backward = STEP(tt_cuda_relu_dropout_backward),
+    .dropout_add_forward = STEP(tt_cuda_dropout_add_forward),
+    .gelu_dropout_forward = STEP(tt_cuda_gelu_dropout_forward),
+    .gelu_dropout_backward = STEP(tt_cuda_gelu_dropout_backward),
+    .crossentropy_forward = STEP(tt_cuda_crossentropy_forward),
+    .crossentropy_backward = STEP(tt_cuda_crossentropy_backward),
+    .attention_forward = STEP(tt_cuda_attention_forward),
+    .attention_backward = STEP(tt_cuda_attention_backward),
     .attention_scratch = tt_cuda_attention_scratch,
-    .sum_forward = tt_cuda_sum_forward,
-    .sum_backward = tt_cuda_sum_backward,
-    .adamw_step = tt_cuda_adamw_step,
-    .sgd_step = tt_cuda_sgd_step,
-    .sum_squares = tt_cuda_sum_squares,
+    .sum_forward = STEP(tt_cuda_sum_forward),
+    .sum_backward = STEP(tt_cuda_sum_backward),
+    .adamw_step = STEP(tt_cuda_adamw_step),
+    .sgd_step = STEP(tt_cuda_sgd_step),
+    .sum_squares = cuda_sum_squares,
+    .clip_grads = STEP(tt_cuda_clip_grads),
+    .step_setup = cuda_step_setup,
+    .step_begin = cuda_step_begin,
+    .step_end = cuda_step_end,
 };

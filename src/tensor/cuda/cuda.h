@@ -39,6 +39,19 @@ TT_NORETURN void tt_cublas_fatal(const char *call, int rc, const char *file, int
  * callers need no CUDA header). */
 void *tt_cuda_stream(void);
 
+/* What changes from one training step to the next in a replayed step (backend.cu's step
+ * bracket: CUDA graphs): the dropout stream's offset from the captured step's cursor, and the
+ * optimizers' scalars. While a step is captured, kernels that draw dropout masks or update
+ * parameters read them from the device copy that tt_cuda_step_vary returns (the graph's first
+ * node copies the host's values in on every replay); outside captured steps it returns NULL
+ * and the kernels use the values they were launched with. */
+typedef struct tt_cuda_vary {
+    uint64_t rng_delta; /* added to every dropout cursor's counter */
+    tt_adamw_scalars adamw;
+    tt_sgd_scalars sgd;
+} tt_cuda_vary;
+const tt_cuda_vary *tt_cuda_step_vary(void);
+
 /* Launch geometry: blocks of TT_CUDA_THREADS threads, enough to cover n with one element each,
  * capped (kernels loop with a grid stride past the cap). */
 #define TT_CUDA_THREADS 256
@@ -114,9 +127,11 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
 void tt_cuda_sum_forward(real *out, const real *inp, int64_t n);
 
 void tt_cuda_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                        int64_t n);
-void tt_cuda_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n);
+                        const real *gate, int64_t n);
+void tt_cuda_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
+                      const real *gate, int64_t n);
 double tt_cuda_sum_squares(const real *x, int64_t n);
+void tt_cuda_clip_grads(real *g, int64_t n, double max_norm, double *norm);
 void tt_cuda_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 
 #ifdef __cplusplus

@@ -50,8 +50,10 @@ static __host__ __device__ int64_t blocks4(int64_t n)
  * gelu(inp) in place of inp; res (n), when not NULL, is added: out = res + that. out may equal
  * inp. */
 static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp, const real *res,
-                                      bool gelu, real scale, tt_rng at, uint32_t thr, int64_t n)
+                                      bool gelu, real scale, tt_rng at, const tt_cuda_vary *vary,
+                                      uint32_t thr, int64_t n)
 {
+    if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     GRID_LOOP(j, blocks4(n))
     {
         unsigned keep = keep4(&at, j, thr);
@@ -71,7 +73,7 @@ static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real
     uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        out, mask, inp, res, gelu, R(1) / (R(1) - p), at, thr, n);
+        out, mask, inp, res, gelu, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -139,8 +141,10 @@ void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout,
 }
 
 /* x (n) = keep * max(x, 0) * scale, in place */
-static __global__ void relu_dropout_kernel(real *x, real scale, tt_rng at, uint32_t thr, int64_t n)
+static __global__ void relu_dropout_kernel(real *x, real scale, tt_rng at,
+                                           const tt_cuda_vary *vary, uint32_t thr, int64_t n)
 {
+    if (vary) at.counter += vary->rng_delta;
     GRID_LOOP(j, blocks4(n))
     {
         unsigned keep = keep4(&at, j, thr);
@@ -157,7 +161,7 @@ void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
     uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     relu_dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        x, R(1) / (R(1) - p), at, thr, n);
+        x, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,37 +1,53 @@
-/* cuda/optimizer.cu: the optimizers' element loops and the clipping norm's sum of squares.
- * AdamW and SGD are tensor/kernel_math.h's element updates, the ones the CPU loops call
- * (PyTorch's single-tensor order), one thread per element; the scalars come by value from the
- * host's struct. The sum of squares is a fixed two-pass tree in double (a block count that
- * depends on n only, never on the GPU), so the norm has the same bits on every run; it is the
- * one launcher here that waits for the device, to hand the host its double. */
+/* cuda/optimizer.cu: the optimizers' element loops, the clipping norm's sum of squares, and
+ * clipping. AdamW and SGD are tensor/kernel_math.h's element updates, the ones the CPU loops
+ * call (PyTorch's single-tensor order), one thread per element; the scalars come by value from
+ * the host's struct, or, in a captured step, from the device's tt_cuda_vary (cuda.h). A gate
+ * (the step's loss) that is not finite leaves everything as it was. The sum of squares is a
+ * fixed two-pass tree in double (a block count that depends on n only, never on the GPU), so
+ * the norm has the same bits on every run; sum_squares hands the host its double (it waits for
+ * the device), clip_grads keeps it on the device and scales there. */
 #include "tensor/cuda/common.cuh"
 #include "tensor/kernel_math.h"
 
+/* whether a gated update may go ahead: no gate, or a finite one */
+static __device__ bool open_gate(const real *gate)
+{
+    return !gate || isfinite(*gate);
+}
+
 /* p, m, v, g (n): one AdamW update each */
 static __global__ void adamw_kernel(real *p, real *m, real *v, const real *g, tt_adamw_scalars s,
-                                    int64_t n)
+                                    const tt_cuda_vary *vary, const real *gate, int64_t n)
 {
+    if (!open_gate(gate)) return;
+    if (vary) s = vary->adamw;
     GRID_LOOP(i, n) tt_adamw_update(&p[i], &m[i], &v[i], g[i], &s);
 }
 
 void tt_cuda_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                        int64_t n)
+                        const real *gate, int64_t n)
 {
     if (n <= 0) return;
-    adamw_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(p, m, v, g, *s, n);
+    adamw_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
+        p, m, v, g, *s, tt_cuda_step_vary(), gate, n);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
 /* p, buf, g (n): one SGD update each (buf touched only with momentum) */
-static __global__ void sgd_kernel(real *p, real *buf, const real *g, tt_sgd_scalars s, int64_t n)
+static __global__ void sgd_kernel(real *p, real *buf, const real *g, tt_sgd_scalars s,
+                                  const tt_cuda_vary *vary, const real *gate, int64_t n)
 {
+    if (!open_gate(gate)) return;
+    if (vary) s = vary->sgd;
     GRID_LOOP(i, n) tt_sgd_update(&p[i], &buf[i], g[i], &s);
 }
 
-void tt_cuda_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n)
+void tt_cuda_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
+                      const real *gate, int64_t n)
 {
     if (n <= 0) return;
-    sgd_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(p, buf, g, *s, n);
+    sgd_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
+        p, buf, g, *s, tt_cuda_step_vary(), gate, n);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -81,15 +97,21 @@ static __global__ void sq_pass2_kernel(unsigned parts)
     if (threadIdx.x == 0) sq_total = s[0];
 }
 
-/* x (n); the host waits here for the stream, then has the value */
-double tt_cuda_sum_squares(const real *x, int64_t n)
+/* sq_total = the sum of x (n) squared, queued */
+static void sum_squares_async(const real *x, int64_t n)
 {
-    if (n <= 0) return 0.0;
     unsigned parts = sq_blocks(n);
     sq_pass1_kernel<<<parts, TT_CUDA_THREADS, 0, stream()>>>(x, n);
     TT_CUDA_CHECK(cudaGetLastError());
     sq_pass2_kernel<<<1, TT_CUDA_THREADS, 0, stream()>>>(parts);
     TT_CUDA_CHECK(cudaGetLastError());
+}
+
+/* x (n); the host waits here for the stream, then has the value */
+double tt_cuda_sum_squares(const real *x, int64_t n)
+{
+    if (n <= 0) return 0.0;
+    sum_squares_async(x, n);
     double total = 0.0;
     /* async on our stream, then a wait: a plain cudaMemcpy would run on the legacy default
      * stream, which does not wait for the backend's non-blocking one */
@@ -97,4 +119,36 @@ double tt_cuda_sum_squares(const real *x, int64_t n)
                                             cudaMemcpyDeviceToHost, stream()));
     TT_CUDA_CHECK(cudaStreamSynchronize(stream()));
     return total;
+}
+
+/* The clipping factor of the last sum of squares, worked out by one thread in double as the CPU
+ * does (sqrt and the division correctly rounded on both), and whether to scale at all. */
+static __device__ real clip_coef;
+static __device__ bool clip_on;
+
+static __global__ void clip_norm_kernel(double *norm, double max_norm, int64_t n)
+{
+    double nrm = n > 0 ? sqrt(sq_total) : 0.0;
+    *norm = nrm;
+    clip_on = max_norm > 0.0 && nrm > max_norm;
+    clip_coef = clip_on ? (real)(max_norm / (nrm + 1e-6)) : R(1);
+}
+
+/* g (n) = clip_coef * g, as scale_forward's kernel multiplies, when clipping is on */
+static __global__ void clip_scale_kernel(real *g, int64_t n)
+{
+    if (!clip_on) return;
+    const real c = clip_coef;
+    GRID_LOOP(i, n) g[i] = c * g[i];
+}
+
+/* g (n) in place, norm: one double on the device; nothing comes back to the host */
+void tt_cuda_clip_grads(real *g, int64_t n, double max_norm, double *norm)
+{
+    if (n > 0) sum_squares_async(g, n);
+    clip_norm_kernel<<<1, 1, 0, stream()>>>(norm, max_norm, n);
+    TT_CUDA_CHECK(cudaGetLastError());
+    if (n <= 0) return;
+    clip_scale_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(g, n);
+    TT_CUDA_CHECK(cudaGetLastError());
 }

@@ -33,6 +33,8 @@ static size_t extent; /* bytes from base that are toggled: the highest block end
 static block blocks[MAX_BLOCKS];
 static int n_blocks, depth;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static bool in_step; /* between step_begin and step_end (the step rules, below) */
+static void step_rule(bool ok, const char *what);
 
 static void protect(int prot)
 {
@@ -88,6 +90,7 @@ static void set_extent(void)
 
 static void *guard_alloc(size_t bytes)
 {
+    step_rule(!in_step, "an allocation");
     size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (bytes + page - 1) / page * page;
     if (!len) len = page;
     pthread_mutex_lock(&lock);
@@ -120,6 +123,7 @@ static void *guard_alloc(size_t bytes)
 
 static void guard_free(void *p)
 {
+    step_rule(!in_step, "a free");
     pthread_mutex_lock(&lock);
     int i = 0;
     while (i < n_blocks && base + blocks[i].off != (char *)p) i++;
@@ -144,6 +148,7 @@ static size_t guard_attention_scratch(const tt_attn_desc *a, bool backward)
 
 static double guard_sum_squares(const real *x, int64_t n)
 {
+    step_rule(!in_step, "a host read (sum_squares)");
     guard_open();
     double s = tt_cpu_backend.sum_squares(x, n);
     guard_close();
@@ -160,13 +165,50 @@ static void g_copy(void *dst, const void *src, size_t bytes)
     GUARDED(tt_cpu_backend.copy(dst, src, bytes));
 }
 
+/* A training step's rules (backend.h's step bracket), asserted here so that the CPU test suite
+ * proves what a replayed step (a CUDA graph) needs: no host read and no allocation between
+ * step_begin and step_end, and no more bytes copied in than step_setup announced. */
+static size_t staging, staged;
+
+static void step_rule(bool ok, const char *what)
+{
+    TT_ASSERT_MSG(ok, "guard device: %s inside a training step (between step_begin and "
+                  "step_end), which a device that replays its steps cannot do", what);
+}
+
+static void guard_step_setup(size_t staging_bytes, bool replay)
+{
+    (void)replay;
+    step_rule(!in_step, "step_setup");
+    staging = staging_bytes;
+}
+
+static void guard_step_begin(const tt_rng *r)
+{
+    (void)r;
+    step_rule(!in_step, "step_begin");
+    in_step = true, staged = 0;
+}
+
+static void guard_step_end(void)
+{
+    TT_ASSERT_MSG(in_step, "guard device: step_end without step_begin");
+    in_step = false;
+}
+
 static void g_to_host(void *dst, const void *src, size_t bytes)
 {
+    step_rule(!in_step, "a host read (to_host)");
     GUARDED(tt_cpu_backend.to_host(dst, src, bytes));
 }
 
 static void g_from_host(void *dst, const void *src, size_t bytes)
 {
+    if (in_step) {
+        staged += bytes;
+        TT_ASSERT_MSG(staged <= staging, "guard device: a training step copied in %zu bytes, "
+                      "more than the %zu its step_setup announced", staged, staging);
+    }
     GUARDED(tt_cpu_backend.from_host(dst, src, bytes));
 }
 
@@ -358,14 +400,20 @@ static void g_sum_backward(real *dinp, const real *dout, real s, int64_t n)
 }
 
 static void g_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                         int64_t n)
+                         const real *gate, int64_t n)
 {
-    GUARDED(tt_cpu_backend.adamw_step(p, m, v, g, s, n));
+    GUARDED(tt_cpu_backend.adamw_step(p, m, v, g, s, gate, n));
 }
 
-static void g_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s, int64_t n)
+static void g_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
+                       const real *gate, int64_t n)
 {
-    GUARDED(tt_cpu_backend.sgd_step(p, buf, g, s, n));
+    GUARDED(tt_cpu_backend.sgd_step(p, buf, g, s, gate, n));
+}
+
+static void g_clip_grads(real *g, int64_t n, double max_norm, double *norm)
+{
+    GUARDED(tt_cpu_backend.clip_grads(g, n, max_norm, norm));
 }
 
 const tt_backend tt_guard_backend = {
@@ -418,4 +466,8 @@ const tt_backend tt_guard_backend = {
     .sum_backward = g_sum_backward,
     .adamw_step = g_adamw_step,
     .sgd_step = g_sgd_step,
+    .clip_grads = g_clip_grads,
+    .step_setup = guard_step_setup,
+    .step_begin = guard_step_begin,
+    .step_end = guard_step_end,
 };

@@ -28,6 +28,9 @@ typedef struct tt_config {
     int threads;               /* default 0 = all cores */
     bool matmul_high; /* "matmul_precision": "highest" (default, float32) | "high" (TF32 tensor
                          cores on GPUs; the CPU ignores it) */
+    bool cuda_graphs; /* default true: on "cuda", each step after the first two replays the
+                         second, captured as a CUDA graph; false launches every call (debugging).
+                         Other devices have nothing to replay */
     struct {
         tt_task task;                 /* required */
         char train[TT_CONFIG_PATH];   /* default "train.txt", resolved against dir, must exist */

@@ -33,6 +33,7 @@ const tt_config_key tt_config_keys[] = {
     ENUM(NULL, "device", device, "cpu", "cuda", "guard"),
     INT(NULL, "threads", threads, 0, 0),
     ENUM(NULL, "matmul_precision", matmul_high, "highest", "high"),
+    BOOL(NULL, "cuda_graphs", cuda_graphs, true),
     {"data", "task", T_ENUM, F(data.task), .names = {"tag", "classify", "mlm", "lm"},
      .flags = REQUIRED},
     PATH("data", "train", data.train, "train.txt"),

@@ -30,7 +30,7 @@ typedef struct tt_config_key {
 
 /* Every key, in the order tt_config_to_json writes them (config_json.c; a static assert there
  * keeps the count in step with the table). */
-#define TT_CONFIG_N_KEYS 51
+#define TT_CONFIG_N_KEYS 52
 extern const tt_config_key tt_config_keys[];
 
 /* Key k's field in c. */

@@ -42,7 +42,7 @@ void tt_optim_free(tt_optim *o)
 
 /* The bias corrections and the step size in double, rounded once to real, as PyTorch's
  * single-tensor AdamW computes them; the element loop is the backend's adamw_step. */
-static void adamw_step(tt_optim *o, const tt_backend *be, double lr)
+static void adamw_step(tt_optim *o, const tt_backend *be, double lr, const real *gate)
 {
     double bc1 = 1.0 - pow(o->beta1, (double)o->t);
     double bc2 = 1.0 - pow(o->beta2, (double)o->t);
@@ -50,39 +50,44 @@ static void adamw_step(tt_optim *o, const tt_backend *be, double lr)
                           .a1 = (real)(1.0 - o->beta1), .b2 = (real)o->beta2,
                           .a2 = (real)(1.0 - o->beta2), .step = (real)(lr / bc1),
                           .bc2_sqrt = (real)sqrt(bc2), .eps = (real)o->eps};
-    be->adamw_step(o->ps->data, o->m, o->v, o->ps->grad, &s, o->ps->numel);
+    be->adamw_step(o->ps->data, o->m, o->v, o->ps->grad, &s, gate, o->ps->numel);
 }
 
-static void sgd_step(tt_optim *o, const tt_backend *be, double lr)
+static void sgd_step(tt_optim *o, const tt_backend *be, double lr, const real *gate)
 {
     tt_sgd_scalars s = {.wd = (real)o->weight_decay, .mu = (real)o->momentum,
                         .neg_lr = (real)-lr, .first = o->t == 1, .use_buf = o->momentum != 0.0};
-    be->sgd_step(o->ps->data, o->m, o->ps->grad, &s, o->ps->numel);
+    be->sgd_step(o->ps->data, o->m, o->ps->grad, &s, gate, o->ps->numel);
 }
 
-void tt_optim_step(tt_optim *o, double lr)
+void tt_optim_step(tt_optim *o, double lr, const real *gate)
 {
     TT_ASSERT_MSG(o->ps && o->m && o->v, "tt_optim_step before tt_optim_init");
     const tt_backend *be = tt_backend_get(o->ps->device);
     o->t++;
     switch (o->kind) {
-    case TT_OPT_ADAMW: adamw_step(o, be, lr); break;
-    case TT_OPT_SGD: sgd_step(o, be, lr); break;
+    case TT_OPT_ADAMW: adamw_step(o, be, lr, gate); break;
+    case TT_OPT_SGD: sgd_step(o, be, lr, gate); break;
     default: TT_ASSERT_MSG(0, "tt_optim_step: unknown optimizer %d", (int)o->kind);
     }
 }
 
-/* n = sqrt(sum g^2) accumulated in double over the whole gradient buffer (padding is 0).
- * PyTorch takes the norm of the per-parameter norms: the same value up to rounding. */
+/* n = sqrt(sum g^2) accumulated in double over the whole gradient buffer (padding is 0), on
+ * the device (the backend's clip_grads). PyTorch takes the norm of the per-parameter norms:
+ * the same value up to rounding. */
+void tt_clip_grads(tt_params *ps, double max_norm, double *norm)
+{
+    TT_ASSERT_MSG(ps->grad || ps->numel == 0, "tt_clip_grads before tt_params_finalize");
+    tt_backend_get(ps->device)->clip_grads(ps->grad, ps->numel, max_norm, norm);
+}
+
 double tt_clip_grad_norm(tt_params *ps, double max_norm)
 {
-    TT_ASSERT_MSG(ps->grad || ps->numel == 0, "tt_clip_grad_norm before tt_params_finalize");
     const tt_backend *be = tt_backend_get(ps->device);
-    double norm = sqrt(be->sum_squares(ps->grad, ps->numel));
-    if (max_norm > 0.0 && norm > max_norm) {
-        real coef = (real)(max_norm / (norm + 1e-6));
-        be->scale_forward(ps->grad, ps->grad, coef, ps->numel);
-    }
+    double *dev = be->alloc(sizeof(double)), norm;
+    tt_clip_grads(ps, max_norm, dev);
+    be->to_host(&norm, dev, sizeof norm);
+    be->free(dev);
     return norm;
 }
 

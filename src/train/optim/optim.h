@@ -24,12 +24,17 @@ typedef struct tt_optim {
 
 /* Moments zeroed, t = 0; hyper-parameters from c->train. */
 void tt_optim_init(tt_optim *o, tt_params *ps, const tt_config *c);
-/* One update of every parameter with its gradient, at learning rate lr (the schedule's). */
-void tt_optim_step(tt_optim *o, double lr);
+/* One update of every parameter with its gradient, at learning rate lr (the schedule's).
+ * gate (device memory, or NULL): the step's loss; when it is not finite the device changes
+ * nothing (t still counts the step: a caller that goes on takes it back). */
+void tt_optim_step(tt_optim *o, double lr, const real *gate);
 void tt_optim_free(tt_optim *o);
 
-/* Global 2-norm of every gradient before clipping (the value to log); clips in place when
- * max_norm > 0 and the norm exceeds it. */
+/* Global 2-norm of every gradient before clipping (the value to log) into norm, a double in
+ * the device's memory (no host read: a step's); clips in place when max_norm > 0 and the norm
+ * exceeds it. */
+void tt_clip_grads(tt_params *ps, double max_norm, double *norm);
+/* The same, the norm returned to the host (outside steps: it allocates and synchronises). */
 double tt_clip_grad_norm(tt_params *ps, double max_norm);
 
 /* Learning rate for optimizer step k (0-based) of `total`: linear warm-up lr*(k+1)/warmup over

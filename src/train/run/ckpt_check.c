@@ -197,9 +197,9 @@ int tt_checkpoint_check_data(const tt_st_file *f, const char *path, tt_ckpt_info
 static const char *const MUST_MATCH[] = {"seed", "model.*", "data.task", "data.seq_len",
                                          "data.truncate", "data.mask_prob", "data.valid_share",
                                          "train.optimizer", "train.batch_size"};
-static const char *const MAY_CHANGE[] = {"device", "threads", "matmul_precision", "output.*",
-                                         "train.epochs", "train.schedule_epochs", "data.probes",
-                                         "study.*"};
+static const char *const MAY_CHANGE[] = {"device", "threads", "matmul_precision",
+                                         "cuda_graphs", "output.*", "train.epochs",
+                                         "train.schedule_epochs", "data.probes", "study.*"};
 
 static bool listed(const char *key, const char *const *list, int n)
 {

@@ -47,7 +47,7 @@ int tt_dump_first_step(tt_run *r, const char *path, char *err, size_t errlen)
     tt_tensor *att = tt_xcalloc((size_t)(L ? L : 1), sizeof *att);
     tt_var *logits;
     tt_var *loss = tt_run_forward(r, &r->batch, &logits, att);
-    real host_loss = (real)tt_run_grads(r, loss); /* the whole batch's */
+    real host_loss = (real)tt_run_loss(r, loss, tt_run_grads(r, loss)); /* the whole batch's */
     /* host copies of everything written: the writer keeps pointers until the save */
     const tt_params *ps = &r->model.params;
     const bool classify = r->data.task == TT_TASK_CLASSIFY;

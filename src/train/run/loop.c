@@ -109,12 +109,12 @@ static int64_t batch_targets(const tt_run *r)
 
 double tt_run_grads(tt_run *r, tt_var *loss)
 {
-    real l;
-    r->g.be->to_host(&l, loss->val.data, sizeof l);
-    double global = (double)l;
+    double global = 0.0;
     real seed = R(1);
     r->step_tokens = r->batch.n_tokens;
     if (r->batch.parts > 1) {
+        real l;
+        r->g.be->to_host(&l, loss->val.data, sizeof l);
         /* one small sum over the ranks: the whole batch's loss (a mean over all its targets),
          * its tokens, and whether any rank caught a signal (all stop after the same step) */
         const int64_t mine = batch_targets(r);
@@ -133,17 +133,34 @@ double tt_run_grads(tt_run *r, tt_var *loss)
     return global;
 }
 
+double tt_run_loss(const tt_run *r, const tt_var *loss, double summed)
+{
+    if (r->batch.parts > 1) return summed;
+    real l;
+    r->g.be->to_host(&l, loss->val.data, sizeof l);
+    return (double)l;
+}
+
 double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr)
 {
     const tt_config *c = &r->cfg;
+    const tt_backend *be = r->g.be;
     tt_batch_fill(&r->batch, &r->data, &r->data.train, r->order, s * c->train.batch_size,
                   &r->mask, c->data.mask_prob);
-    tt_var *logits;
-    double l = tt_run_grads(r, tt_run_forward(r, &r->batch, &logits, NULL));
-    if (!isfinite(l)) return l;
-    *grad_norm = tt_clip_grad_norm(&r->model.params, c->train.grad_clip);
+    be->step_begin(&r->dropout);
+    tt_var *logits, *loss = tt_run_forward(r, &r->batch, &logits, NULL);
+    double summed = tt_run_grads(r, loss);
+    if (!isfinite(summed)) { /* several ranks: known before the backward */
+        be->step_end();
+        return summed;
+    }
+    tt_clip_grads(&r->model.params, c->train.grad_clip, r->step_norm);
     *lr = tt_run_lr(r, r->step);
-    tt_optim_step(&r->opt, *lr);
+    tt_optim_step(&r->opt, *lr, loss->val.data); /* no update unless the loss is finite */
+    be->step_end();
+    be->to_host(grad_norm, r->step_norm, sizeof *grad_norm);
+    double l = tt_run_loss(r, loss, summed);
+    if (!isfinite(l)) r->opt.t--; /* the device skipped the update: t takes it back */
     return l;
 }
 
@@ -265,6 +282,11 @@ void tt_run_describe(const tt_run *r)
            c->data.seq_len, c->train.optimizer == TT_OPT_SGD ? "sgd" : "adamw", c->train.lr,
            (double)r->arena.cap / 1e6, c->output.dir);
     describe_schedule_end(r);
+    if (c->device == TT_CUDA)
+        printf("steps: %s\n",
+               r->replay          ? "captured once as a CUDA graph (the second), then replayed"
+               : !c->cuda_graphs ? "every call launched (cuda_graphs false)"
+                                 : "every call launched (data parallel: sums on the host)");
     if (tt_dist_nccl(c->device == TT_CUDA))
         printf("gradients: summed by NCCL over %d process%s (one GPU each)\n", tt_dist_size(),
                tt_dist_size() > 1 ? "es" : "");

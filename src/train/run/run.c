@@ -56,6 +56,12 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_graph_init(&r->g, &r->arena, &r->meta, &r->dropout);
     tt_graph_set_grad_heap(&r->g, &r->grads);
     tt_batch_alloc(&r->batch, B, T);
+    r->step_norm = be->alloc(sizeof(double));
+    /* a step copies in its batch (tokens, padding, targets) and classify's pool weights; it
+     * may be replayed when one process trains (the data-parallel step sums on the host) */
+    r->replay = c->device == TT_CUDA && c->cuda_graphs && parts == 1 &&
+                !tt_dist_nccl(c->device == TT_CUDA);
+    be->step_setup((size_t)B * T * (3 * sizeof(int32_t) + sizeof(real)) + 4096, r->replay);
     r->g.part = r->batch.part = part, r->g.parts = r->batch.parts = parts;
     r->order = tt_xmalloc((size_t)r->data.train.n * sizeof(int));
     r->pool = tt_xmalloc((size_t)B * T * sizeof(real));
@@ -96,6 +102,11 @@ void tt_run_free(tt_run *r)
     free(r->pool);
     free(r->entropy);
     free(r->line);
+    if (r->step_norm) {
+        const tt_backend *be = tt_backend_get(r->cfg.device);
+        be->step_setup(0, false);
+        be->free(r->step_norm);
+    }
     if (r->arena.base) tt_arena_free(&r->arena);
     if (r->meta.base) tt_arena_free(&r->meta);
     if (r->grads.base) tt_heap_destroy(&r->grads);

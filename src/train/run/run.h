@@ -42,6 +42,8 @@ struct tt_run {
     tt_rng dropout, mask;
     tt_graph g;
     tt_batch batch;
+    double *step_norm;   /* device: the last step's gradient norm, read after the step */
+    bool replay;         /* steps replayed as a CUDA graph (backend.h's step bracket) */
     int *order;          /* the epoch's permutation of the training examples */
     real *pool;          /* classify: [B,T] pooling weights (host; copied in per batch) */
     int64_t step;        /* optimizer steps done */
@@ -107,18 +109,24 @@ typedef struct tt_eval {
 tt_eval tt_run_evaluate(tt_run *r);
 
 /* loop.c: one training step, the body of the training loop (and what bench/bench_step.c
- * times): batch s of the epoch's order (r->order) filled, forward in training mode as r->g
- * has it, the loss to the host; then, if it is finite, zero grad, backward, clipping
- * (train.grad_clip: *grad_norm gets the norm before it) and the optimizer step at the rate of
- * step r->step (*lr). Returns the loss; one that is not finite returns before anything is
- * updated. The caller advances r->step. */
+ * times): batch s of the epoch's order (r->order) filled, then, inside the backend's step
+ * bracket (no host read: a CUDA device replays it as a graph), forward in training mode as
+ * r->g has it, zero grad, backward, clipping (train.grad_clip) and the optimizer step at the
+ * rate of step r->step (*lr); after the bracket the loss and the gradient norm before
+ * clipping (*grad_norm) are read. Returns the loss; when it is not finite nothing was updated
+ * (the optimizer's kernels are gated on it). The caller advances r->step. */
 double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr);
 /* loop.c: the gradients of the forward pass just recorded (loss: its output) on r->batch,
  * summed over the ranks of a data-parallel run (dist.h): zero grad, backward seeded so that
- * the sum is the whole batch's mean's gradient, the all-reduce. Returns the whole batch's loss,
- * the same on every rank; one that is not finite returns before the backward. Sets
+ * the sum is the whole batch's mean's gradient, the all-reduce. Over several ranks the whole
+ * batch's loss is summed on the host first (the seed needs every rank's targets; the same
+ * value on every rank) and returned, and one that is not finite returns before the backward;
+ * one process reads nothing and returns 0 (tt_run_loss reads it later). Sets
  * r->step_tokens and r->stop_agreed. */
 double tt_run_grads(tt_run *r, tt_var *loss);
+/* The whole batch's loss after tt_run_grads returned `summed`: that, over several ranks, else
+ * loss's value read from the device. */
+double tt_run_loss(const tt_run *r, const tt_var *loss, double summed);
 
 /* loop.c: train until cfg.train.epochs, writing metrics, checkpoints and attention dumps
  * (checkpoints/ and attention/ are made with their first file). A run resumed from a mid-epoch
