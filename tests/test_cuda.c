@@ -821,6 +821,52 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+/* ---- matmul precision ---------------------------------------------------------------------- */
+
+/* "high" lets cuBLAS round float32 inputs to TF32 (10 mantissa bits): a gemm with K = 1024
+ * then differs from the CPU's by more than float32 rounding, but within 1e-2 of the largest
+ * value; "highest" is back within CU_TOL. float64 has no such mode: equal within CU_TOL. */
+START_TEST(test_matmul_precision)
+{
+    NEED_GPU();
+    const int M = 256, N = 256, K = 1024;
+    const size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    real *a = tt_test_alloc((int64_t)na), *b = tt_test_alloc((int64_t)nb);
+    real *want = tt_test_alloc((int64_t)nc), *got = tt_test_alloc((int64_t)nc);
+    tt_test_normal(a, (int64_t)na, 41);
+    tt_test_normal(b, (int64_t)nb, 42);
+    cpu->gemm(false, false, M, N, K, R(1), a, K, 0, b, N, 0, R(0), want, N, 0, 1);
+    double scale = 0;
+    for (size_t i = 0; i < nc; i++) scale = fmax(scale, fabs((double)want[i]));
+    real *da = gpu->alloc(na * sizeof(real)), *db = gpu->alloc(nb * sizeof(real));
+    real *dc = gpu->alloc(nc * sizeof(real));
+    gpu->from_host(da, a, na * sizeof(real));
+    gpu->from_host(db, b, nb * sizeof(real));
+    for (int high = 1; high >= 0; high--) {
+        gpu->set_matmul_precision(high);
+        gpu->gemm(false, false, M, N, K, R(1), da, K, 0, db, N, 0, R(0), dc, N, 0, 1);
+        gpu->to_host(got, dc, nc * sizeof(real));
+        double worst = 0;
+        for (size_t i = 0; i < nc; i++) worst = fmax(worst, fabs((double)got[i] - (double)want[i]));
+        const bool tf32 = high && sizeof(real) == sizeof(float);
+        printf("matmul_precision %s: largest difference from the CPU %.3g of %.3g\n",
+               high ? "high" : "highest", worst, scale);
+        ck_assert_msg(worst <= (tf32 ? 1e-2 : CU_TOL) * scale, "matmul_precision %s: %g of %g",
+                      high ? "high" : "highest", worst, scale);
+        if (tf32)
+            ck_assert_msg(worst > CU_TOL * scale, "matmul_precision high: %g of %g, as close as "
+                          "float32: were TF32 tensor cores used?", worst, scale);
+    }
+    gpu->free(da);
+    gpu->free(db);
+    gpu->free(dc);
+    free(a);
+    free(b);
+    free(want);
+    free(got);
+}
+END_TEST
+
 /* ---- the step bracket: staging, capture and replay (backend.cu) ---------------------------- */
 
 enum { STEPS = 5 };
@@ -910,6 +956,7 @@ Suite *cuda_suite(void)
     tcase_add_test(tc, test_dropout);
     tc = new_tcase(s, "gemm");
     tcase_add_test(tc, test_gemm);
+    tcase_add_test(tc, test_matmul_precision);
     tc = new_tcase(s, "attention");
     tcase_add_test(tc, test_attention_unpacked);
     tcase_add_test(tc, test_attention_packed);
