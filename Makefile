@@ -4,6 +4,7 @@
 #   make DEBUG=1 test  the same at -O1 with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one;
 #                      CONFIG=FILE.json: that config's training step against PyTorch's)
+#   make CUDA=1 bench-attention  the fused CUDA attention against cuBLAS + softmax (a GPU)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
 #   make MPI=1 ...     the same with ./train data parallel over processes (Open MPI; with
@@ -131,7 +132,7 @@ else
   INFER := $(BUILD)/infer
 endif
 
-.PHONY: all test bench bench-step deps deps-ok clean run
+.PHONY: all test bench bench-step bench-attention deps deps-ok clean run
 # One dependency graph, no recursion: `make -j2 all runners` builds each object once. Every
 # object waits for deps-ok (order-only: it never makes an object out of date), so pkg-config
 # is asked for flags only after the packages are there.
@@ -211,6 +212,10 @@ $(BENCH_MATMUL): $(call obj,f32,bench/bench_matmul.c) $(LIB32)
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
 $(BENCH_STEP): $(call obj,f32,bench/bench_step.c bench/bench_run.c) $(LIB32)
+	@echo "  LD   $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/bench_attention: $(call obj,f32,bench/bench_attention.c) $(LIB32)
 	@echo "  LD   $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
@@ -295,6 +300,14 @@ bench: deps-ok
 bench-step: deps-ok
 	@$(MAKE) --no-print-directory $(BENCH_STEP)
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
+
+# bench-attention (CUDA=1): the fused attention forward against cuBLAS + softmax (the tests'
+# reference) on the bench rows' shapes; ROWS="tiny base" for some of them
+bench-attention: deps-ok
+	$(if $(filter 1,$(CUDA)),,$(error bench-attention times the CUDA kernels. HINT: make CUDA=1 \
+	  bench-attention))
+	@$(MAKE) --no-print-directory $(BUILD)/bench_attention
+	$(BUILD)/bench_attention $(if $(ROWS),--rows "$(ROWS)")
 
 # make fuzz [FUZZ_TIME=60]: the libFuzzer harnesses of tests/fuzz/ (the config loader, the data
 # formats, the tokenizer, the checkpoint readers), each run for FUZZ_TIME seconds, two at a time,
