@@ -4,6 +4,8 @@
 #   make DEBUG=1 test  the same at -O1 with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one;
 #                      CONFIG=FILE.json: that config's training step against PyTorch's)
+#   make CUDA=1 bench-gpu  on a GPU machine: the step against PyTorch eager and torch.compile,
+#                      tiny small medium base at matmul precision highest and high (~7 min)
 #   make CUDA=1 bench-attention  the fused CUDA attention against cuBLAS + softmax (a GPU)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
@@ -132,7 +134,7 @@ else
   INFER := $(BUILD)/infer
 endif
 
-.PHONY: all test bench bench-step bench-attention deps deps-ok clean run
+.PHONY: all test bench bench-step bench-attention bench-gpu deps deps-ok clean run
 # One dependency graph, no recursion: `make -j2 all runners` builds each object once. Every
 # object waits for deps-ok (order-only: it never makes an object out of date), so pkg-config
 # is asked for flags only after the packages are there.
@@ -308,6 +310,20 @@ bench-attention: deps-ok
 	  bench-attention))
 	@$(MAKE) --no-print-directory $(BUILD)/bench_attention
 	$(BUILD)/bench_attention $(if $(ROWS),--rows "$(ROWS)")
+
+# bench-gpu (make CUDA=1 bench-gpu, on a GPU machine): issue 12's table, the float32 bench_step
+# of the CUDA build against PyTorch eager and torch.compile, tiny small medium base (CONFIGS
+# picks rows) at matmul precision highest and high, about 7 minutes on an H100 (bench/README.md;
+# GPU_BENCH_ARGS passes options to bench/gpu_bench.sh, e.g. "--compile-rows base").
+bench-gpu: $(if $(filter 1,$(CUDA)),deps-ok)
+ifeq ($(CUDA),1)
+	@$(MAKE) --no-print-directory $(BENCH_STEP)
+	bench/gpu_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)") $(GPU_BENCH_ARGS)
+else
+	@echo "make bench-gpu: the GPU benchmark needs the CUDA build. HINT: make CUDA=1 bench-gpu" \
+	     "(a dry run on the CPU: GPU_BENCH_DEVICE=cpu bench/gpu_bench.sh --configs tiny)" >&2
+	@exit 2
+endif
 
 # make fuzz [FUZZ_TIME=60]: the libFuzzer harnesses of tests/fuzz/ (the config loader, the data
 # formats, the tokenizer, the checkpoint readers), each run for FUZZ_TIME seconds, two at a time,

@@ -16,7 +16,9 @@
 
 /* The standard rows. tiny, small and medium are what the speed work was measured on since
  * issue 6 (post-LN, ReLU, sinusoidal, dropout 0.1 everywhere, bidirectional: keep them as
- * they are, RESULTS.md holds their history); the gpt rows are issue 15's GPT-style models. */
+ * they are, RESULTS.md holds their history); the gpt rows are issue 15's GPT-style models;
+ * base is issue 12's GPU row, the same kind as tiny at BERT-base's size (bench/gpu_bench.sh;
+ * far too big for the CPU table). */
 typedef struct named {
     const char *name;
     int V, T, d, h, L, d_ff, B;
@@ -29,9 +31,10 @@ static const named NAMED[] = {
     {"medium", 1024, 128, 256, 8, 6, 1024, 16, false},
     {"gpt-small", 256, 64, 128, 4, 4, 512, 32, true},
     {"gpt-medium", 1024, 128, 256, 8, 6, 1024, 16, true},
+    {"base", 8192, 256, 768, 12, 12, 3072, 32, false},
 };
 #define N_NAMED ((int)(sizeof NAMED / sizeof NAMED[0]))
-const char BENCH_NAMES[] = "tiny small medium gpt-small gpt-medium";
+const char BENCH_NAMES[] = "tiny small medium gpt-small gpt-medium base";
 
 /* Random batches per epoch of a named config: a few distinct ones to cycle through. */
 enum { NAMED_BATCHES = 8 };

@@ -9,7 +9,7 @@
 
 #include "train/run/run.h"
 
-/* The named configs, space-separated: "tiny small medium gpt-small gpt-medium". */
+/* The named configs, space-separated: "tiny small medium gpt-small gpt-medium base". */
 extern const char BENCH_NAMES[];
 
 typedef struct bench_run {

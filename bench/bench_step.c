@@ -3,10 +3,13 @@
  * backward, clipping, optimizer step at the schedule's rate) on the run bench_run.c builds, a
  * config file with its data or a named standard config (random tokens), cycling through the
  * epoch's batches (reshuffled per epoch, as ./train). One config per process, so that peak RSS
- * (getrusage ru_maxrss) is that config's: bench/run_step_bench.sh runs the rows and PyTorch.
- * Prints the config's spec as one JSON line (bench_torch.py's input), a few readable lines,
- * then one JSON line of results. `--sgemm-peak` instead measures the machine's cblas_sgemm
- * 2048^3 GFLOP/s (best of 3) at the same thread count. */
+ * (getrusage ru_maxrss) is that config's, and on a device with its own memory (CUDA) the
+ * device memory the run took: bench/run_step_bench.sh runs the rows and PyTorch on the CPU,
+ * bench/gpu_bench.sh on a GPU. Prints the config's spec as one JSON line (bench_torch.py's
+ * input), a few readable lines, then one JSON line of results. `--sgemm-peak` instead measures
+ * the machine's cblas_sgemm 2048^3 GFLOP/s (best of 3) at the same thread count; `--gemm-peak`
+ * the device's gemm through the backend table (cuBLAS on CUDA) at the config's device and
+ * matmul_precision, in TFLOP/s. */
 #include "bench_run.h"
 #include "bench_util.h"
 #include "train/run/dist.h"
@@ -65,12 +68,47 @@ static double sgemm_peak(void)
     return best;
 }
 
+/* Best of 3 runs of GEMM_REPS gemms C = A B, n x n x n, through the device's table, in
+ * TFLOP/s: the device's peak for the step's gemms as its BLAS reaches it (cuBLAS on CUDA, at
+ * the precision set on the table). Random inputs (a GPU runs faster and hotter on zeros). A
+ * run starts and ends with one element of C copied to the host: to_host waits for the device,
+ * so the time is the gemms' whole. The first run is a warm-up (cuBLAS's heuristics, clocks). */
+enum { GEMM_REPS = 5 };
+static double gemm_peak(const tt_backend *be, int n)
+{
+    const size_t count = (size_t)n * n, bytes = count * sizeof(real);
+    real *host = tt_xmalloc(bytes), *A = be->alloc(bytes), *B = be->alloc(bytes);
+    real *C = be->alloc(bytes), one;
+    uint64_t s = 42;
+    for (int m = 0; m < 2; m++) {
+        for (size_t i = 0; i < count; i++)
+            host[i] = (real)(next_u64(&s) >> 40) / 16777216.0f - 0.5f;
+        be->from_host(m ? B : A, host, bytes);
+    }
+    free(host);
+    double best = 0;
+    for (int r = 0; r < 4; r++) {
+        be->to_host(&one, C, sizeof one);
+        double t0 = now_s();
+        for (int k = 0; k < GEMM_REPS; k++)
+            be->gemm(false, false, n, n, n, 1, A, n, 0, B, n, 0, 0, C, n, 0, 1);
+        be->to_host(&one, C, sizeof one);
+        double tf = 2.0 * n * n * n * GEMM_REPS / (now_s() - t0) * 1e-12;
+        if (r > 0 && tf > best) best = tf;
+    }
+    be->free(A);
+    be->free(B);
+    be->free(C);
+    return best;
+}
+
 static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s --config NAME|FILE.json [--set KEY=VALUE]... [--threads N] [--warmup N]\n"
             "                  [--steps N|auto] [--spec]\n"
             "       %s --sgemm-peak [--threads N]\n"
+            "       %s --gemm-peak [--config NAME|FILE.json] [--set KEY=VALUE]... [--gemm-n N]\n"
             "  --config      a config file (its data as ./train loads them) or a named config:\n"
             "                %s; one a process (peak RSS is per process)\n"
             "  --set         override one config value, as ./train's --set\n"
@@ -81,8 +119,13 @@ static int usage(const char *argv0)
             "                1 s worth after the warm-up (at most 1000)\n"
             "  --spec        only print the config's spec (one JSON line) and exit\n"
             "  --sgemm-peak  only measure cblas_sgemm 2048^3, best of 3, GFLOP/s\n"
-            "Runs the table and PyTorch: bench/run_step_bench.sh (make bench)\n",
-            argv0, argv0, BENCH_NAMES);
+            "  --gemm-peak   only measure the device's gemm through the backend table, n^3, best\n"
+            "                of 3 runs of %d, TFLOP/s, at the config's (default tiny) device and\n"
+            "                matmul_precision: --set device=cuda --set matmul_precision=high\n"
+            "  --gemm-n      n for --gemm-peak (default 8192, sized for a GPU)\n"
+            "Runs the table and PyTorch: bench/run_step_bench.sh (make bench), on a GPU\n"
+            "bench/gpu_bench.sh (make CUDA=1 bench-gpu)\n",
+            argv0, argv0, argv0, BENCH_NAMES, GEMM_REPS);
     return 2;
 }
 
@@ -96,6 +139,34 @@ static int sgemm_peak_main(int threads, const char *coretype)
     printf("{\"sgemm_gflops\": %.2f, \"threads\": %d, \"coretype\": \"%s\", "
            "\"core\": \"%s\"}\n", gf, openblas_get_num_threads(), coretype,
            openblas_get_corename());
+    return 0;
+}
+
+/* The device and matmul_precision come from a config (`name`, or tiny: its model is not
+ * built), so that --set device=cuda and --set matmul_precision=high are checked as ./train
+ * checks them; bench_load opens the device. */
+static int gemm_peak_main(const char *name, const char *const *sets, int n_sets, int threads,
+                          int n)
+{
+    static bench_run b;
+    char err[4096];
+    if (bench_load(&b, name ? name : "tiny", sets, n_sets, threads, err, sizeof err)) {
+        fprintf(stderr, "bench_step: %s\n", err);
+        return 2;
+    }
+    const tt_config *c = &b.r.cfg;
+    const tt_backend *be = tt_backend_get(c->device);
+    be->set_threads(c->threads);
+    be->set_matmul_precision(c->matmul_high);
+    const char *precision = c->matmul_high ? "high" : "highest";
+    double tf = gemm_peak(be, n);
+    printf("gemm %d^3 through the %s table, matmul_precision %s, %d threads: %.2f TFLOP/s "
+           "(best of 3 runs of %d)\n", n, be->name, precision, be->get_threads(), tf,
+           GEMM_REPS);
+    printf("{\"gemm_tflops\": %.3f, \"n\": %d, \"device\": \"%s\", "
+           "\"matmul_precision\": \"%s\", \"threads\": %d}\n", tf, n, be->name, precision,
+           be->get_threads());
+    bench_free(&b);
     return 0;
 }
 
@@ -115,9 +186,10 @@ static void describe(const bench_run *b, const char *coretype)
     if (b->pad_share > 0) printf(", padding %.1f%% of the positions", 100 * b->pad_share);
     if (tt_dist_size() > 1)
         printf(", data parallel over %d processes (%d rows each)", tt_dist_size(), b->r.batch.B);
-    printf("; %lld params, %d threads (%s, OPENBLAS_CORETYPE=%s, core %s)\n",
+    printf("; %lld params, %d threads (%s%s, OPENBLAS_CORETYPE=%s, core %s)\n",
            (long long)b->r.model.params.numel, b->r.g.be->get_threads(),
-           tt_device_name(c->device), coretype, openblas_get_corename());
+           tt_device_name(c->device), c->matmul_high ? ", matmul_precision high" : "", coretype,
+           openblas_get_corename());
 }
 
 /* A number rounded to 4 decimals, for the JSON line. */
@@ -131,8 +203,8 @@ static void add_num(cJSON *o, const char *key, double v)
 static int bench_main(int argc, char **argv)
 {
     const char *name = NULL, *sets[MAX_SETS];
-    int threads = 2, warmup = 5, steps = 30, n_sets = 0;
-    bool peak_only = false, spec_only = false, auto_steps = false;
+    int threads = 2, warmup = 5, steps = 30, n_sets = 0, gemm_n = 8192;
+    bool peak_only = false, gemm_only = false, spec_only = false, auto_steps = false;
     for (int i = 1; i < argc; i++) {
         bool value = i + 1 < argc;
         if (strcmp(argv[i], "--config") == 0 && value) name = argv[++i];
@@ -144,13 +216,18 @@ static int bench_main(int argc, char **argv)
             auto_steps = true, i++;
         else if (strcmp(argv[i], "--steps") == 0 && value) steps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--sgemm-peak") == 0) peak_only = true;
+        else if (strcmp(argv[i], "--gemm-peak") == 0) gemm_only = true;
+        else if (strcmp(argv[i], "--gemm-n") == 0 && value) gemm_n = atoi(argv[++i]);
         else if (strcmp(argv[i], "--spec") == 0) spec_only = true;
         else return usage(argv[0]);
     }
-    if (threads < 1 || warmup < 0 || steps < 1 || (!peak_only && !name)) return usage(argv[0]);
+    if (threads < 1 || warmup < 0 || steps < 1 || gemm_n < 1 || (peak_only && gemm_only) ||
+        (!peak_only && !gemm_only && !name))
+        return usage(argv[0]);
     const char *coretype = getenv("OPENBLAS_CORETYPE");
     coretype = coretype && *coretype ? coretype : "unset";
     if (peak_only) return sgemm_peak_main(threads, coretype);
+    if (gemm_only) return gemm_peak_main(name, sets, n_sets, threads, gemm_n);
 
     static bench_run b; /* a tt_run holds a config of a few KB */
     char err[4096];
@@ -165,6 +242,13 @@ static int bench_main(int argc, char **argv)
         bench_free(&b);
         return 0;
     }
+    /* A device with memory of its own (CUDA: cudaMemGetInfo; the context exists, bench_load's
+     * memory check opened the device) is read before the run allocates anything and after
+     * the timed steps: nothing is allocated inside a step, so the difference is the run's
+     * peak, the CUDA context aside and cuBLAS's workspace in. */
+    const tt_backend *be = tt_backend_get(b.r.cfg.device);
+    size_t free0 = 0, free1 = 0, total = 0;
+    const bool dev_mem = be->mem_info && be->mem_info(&free0, &total) == 0;
     /* Everything is allocated here, before the first step, as ./train does. */
     if (bench_init(&b, err, sizeof err)) {
         fprintf(stderr, "bench_step: %s\n", err);
@@ -204,6 +288,8 @@ static int bench_main(int argc, char **argv)
     }
     steps = n_steps - warmup;
     double rss = peak_rss_mb(); /* before anything else is allocated */
+    if (dev_mem && be->mem_info(&free1, &total) != 0) free1 = free0;
+    const double MB = 1048576.0, device_mb = ((double)free0 - (double)free1) / MB;
 
     double *timed = ms + warmup;
     double mean = 0;
@@ -215,13 +301,15 @@ static int bench_main(int argc, char **argv)
     describe(&b, coretype);
     printf("  %d warm-up + %d timed steps: median %.2f ms (min %.2f, mean %.2f, max %.2f), "
            "%.0f tok/s\n", warmup, steps, med, lo, mean, hi, tok_s);
-    const double MB = 1048576.0;
     printf("  matmul %.3f GFLOP per step%s -> %.1f GFLOP/s; peak RSS %.1f MB; step arena high "
            "%.1f of %.1f MB; gradient heap high %.1f touched, %.1f in use, of %.1f MB\n",
            flops * 1e-9, r->cfg.model.causal ? " (attention: the causal half)" : "", gflops,
            rss, (double)r->arena.high / MB, (double)r->arena.cap / MB,
            (double)r->grads.high_end / MB, (double)r->grads.high_used / MB,
            (double)r->grads.cap / MB);
+    if (dev_mem)
+        printf("  device memory %.1f MB taken by the run (of %.1f MB on %s)\n", device_mb,
+               (double)total / MB, be->name);
     printf("  loss %.4f (step 1) -> %.4f (step %d); ln(n_out) = %.4f\n", first_loss, last_loss,
            n_steps, log((double)tt_corpus_n_out(&r->data)));
     cJSON *o = cJSON_CreateObject();
@@ -239,6 +327,7 @@ static int bench_main(int argc, char **argv)
     cJSON_AddNumberToObject(o, "step_gflop", flops * 1e-9); /* whole: a small model's is tiny */
     add_num(o, "gflops", gflops);
     add_num(o, "peak_rss_mb", rss);
+    if (dev_mem) add_num(o, "device_mb", device_mb);
     add_num(o, "arena_high_mb", (double)r->arena.high / MB);
     add_num(o, "heap_high_mb", (double)r->grads.high_end / MB);
     cJSON_AddNumberToObject(o, "params", (double)r->model.params.numel);

@@ -10,10 +10,22 @@ module's set apart to attn_dropout, a final nn.LayerNorm for pre-LN, the causal 
 -inf mask, the attention scale 1/(temperature sqrt(dk)) or 1/temperature folded into the query
 rows of in_proj once at the start: the same work per step as stock), an nn.Linear head
 (classify: after pooling the way the model does), F.cross_entropy, and torch.optim.AdamW or SGD
-with the spec's settings, clip_grad_norm_ when grad_clip is set. A step is zero_grad, forward, loss, backward, (clipping,) optimizer step, on the CPU in train
-mode, over a few batches of random tokens with the spec's B, T, V and n_out, taken in turn. One
+with the spec's settings, clip_grad_norm_ when grad_clip is set. A step is zero_grad, forward,
+loss, backward, (clipping,) optimizer step, on the CPU in train mode, over a few batches of
+random tokens with the spec's B, T, V and n_out, taken in turn. One
 config per process, so that peak RSS (ru_maxrss) is that config's; prints a readable line,
 what differs from ours, then one JSON line.
+
+On a GPU (bench/gpu_bench.sh): --device cuda puts the model, the batches and the optimizer
+there, each step ends with torch.cuda.synchronize(), and the peak device memory is
+torch.cuda.max_memory_allocated() since a reset before the first step (tensors only: neither
+the CUDA context nor the caching allocator's spare blocks; max_memory_reserved is printed too).
+--precision highest|high sets torch.set_float32_matmul_precision and
+torch.backends.cuda.matmul.allow_tf32 (high: TF32 tensor cores, as ours's matmul_precision).
+--compile runs the forward pass, the head and the loss through torch.compile (the backward is
+compiled with it, the optimizer stays eager); the compile happens in the warm-up steps (at
+least 2), never timed, and a compile that fails prints "SKIP: torch.compile failed: ..." and a
+JSON line whose median_ms is null (exit 0). Without these flags the script does what it did.
 
 Debian's python3-torch lives under /usr/bin/python3; when `import torch` fails (a pyenv python3
 on PATH) the script re-executes itself there, and prints "SKIP: PyTorch not installed" and exits
@@ -22,6 +34,8 @@ on PATH) the script re-executes itself there, and prints "SKIP: PyTorch not inst
   python3 bench/bench_torch.py --config gpt-small --threads 2       # asks build/bench_step
   python3 bench/bench_torch.py --spec "$(build/bench_step --config configs/lm.json --spec)"
   OMP_WAIT_POLICY=PASSIVE python3 bench/bench_torch.py --spec spec.json --steps 30
+  python3 bench/bench_torch.py --spec "$(build/cuda/bench_step --config base --set device=cuda \
+      --spec)" --device cuda --precision high --compile --warmup 5 --steps 20
 """
 import argparse
 import json
@@ -32,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,6 +64,12 @@ def parse_args():
     p.add_argument("--threads", type=int, help="default: the spec's threads")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda: the model, the data "
+                   "and the optimizer there")
+    p.add_argument("--precision", choices=("highest", "high"), help="float32 matmul precision "
+                   "(default: torch's, highest); high lets cuBLAS use TF32 tensor cores")
+    p.add_argument("--compile", action="store_true", help="torch.compile the forward pass and "
+                   "the loss (compiled in the warm-up steps, never timed)")
     return p.parse_args()
 
 
@@ -88,7 +109,7 @@ def import_torch():
     sys.exit(0)
 
 
-def differences(s):
+def differences(s, device):
     """What this side does not reproduce of ours, in words (timing-neutral or close to it)."""
     out = []
     if s.get("pad_share", 0) > 0:
@@ -97,12 +118,13 @@ def differences(s):
     if s["schedule"] != "constant" or s["warmup_steps"] > 0:
         out.append(f"ours follows the {s['schedule']} schedule (warm-up {s['warmup_steps']}); "
                    "PyTorch a constant lr")
-    if s["device"] != "cpu":
-        out.append(f"ours runs on {s['device']}; PyTorch on the CPU")
+    if s["device"] != device:
+        where = "the CPU" if device == "cpu" else device
+        out.append(f"ours runs on {s['device']}; PyTorch on {where}")
     return out
 
 
-def build(s):
+def build(s, device):
     """The model as scripts/torch_eval.py builds it from a config's model keys (the one
     stock-PyTorch form of ours: positions, norms, dropouts, the causal mask, the attention
     scale folded into the query rows), and the logits of a batch: per token, or classify's
@@ -116,6 +138,9 @@ def build(s):
          **{k: s[k] for k in keys}}
     model = Model(m, s["V"], s["n_out"], s["T"])
     model.scale_queries()
+    model.to(device)
+    if model.causal is not None:  # a plain attribute, not a buffer: .to leaves it behind
+        model.causal = model.causal.to(device)
 
     def logits(tokens):
         h = model(tokens, None)
@@ -142,6 +167,24 @@ def batches(torch, s):
     return out
 
 
+def set_precision(torch, precision):
+    """PyTorch's float32 matmul precision, through its two legacy switches (which agree; the
+    newer fp32_precision API must not be mixed with them). torch 2.9+ warns that they will be
+    deprecated: that warning is left out."""
+    warnings.filterwarnings("ignore", message=".*new API settings.*")
+    torch.set_float32_matmul_precision(precision)
+    torch.backends.cuda.matmul.allow_tf32 = precision == "high"
+
+
+def compile_failed(s, args, e):
+    """torch.compile could not build the step: a SKIP line, a JSON line without a time."""
+    reason = (f"{type(e).__name__}: {e}".strip().splitlines() or ["?"])[0][:300]
+    print(f"SKIP: torch.compile failed: {reason}")
+    print(json.dumps({"impl": "torch", "config": s["name"], "device": args.device,
+                      "compile": True, "median_ms": None, "skip": reason}))
+    sys.exit(0)
+
+
 def main():
     args = parse_args()
     s = load_spec(args)
@@ -155,7 +198,14 @@ def main():
 
     import torch.nn.functional as F
 
-    model, logits = build(s)
+    device = args.device
+    cuda = device.startswith("cuda")
+    if cuda and not torch.cuda.is_available():
+        sys.exit(f"bench_torch: --device {device}: torch {torch.__version__} sees no CUDA "
+                 "device (a CPU-only build, or no GPU here)")
+    if args.precision:
+        set_precision(torch, args.precision)
+    model, logits = build(s, device)
     model.train()
     params = list(model.parameters())
     if s["optimizer"] == "sgd":
@@ -164,32 +214,70 @@ def main():
     else:
         opt = torch.optim.AdamW(params, lr=s["lr"], betas=(s["beta1"], s["beta2"]),
                                 eps=s["eps"], weight_decay=s["weight_decay"])
-    data = batches(torch, s)
+    data = [(x.to(device), y.to(device)) for x, y in batches(torch, s)]
+
+    def step_loss(tokens, targets):
+        return F.cross_entropy(logits(tokens).reshape(-1, s["n_out"]), targets.reshape(-1))
+
+    warmup = args.warmup
+    if args.compile:
+        warmup = max(warmup, 2)  # the first step compiles: it and one more are never timed
+        try:
+            step_loss = torch.compile(step_loss)
+        except Exception as e:  # torch 1.x has no torch.compile
+            compile_failed(s, args, e)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
 
     ms, losses = [], []
-    for k in range(args.warmup + args.steps):
+    for k in range(warmup + args.steps):
         tokens, targets = data[k % len(data)]
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = F.cross_entropy(logits(tokens).reshape(-1, s["n_out"]), targets.reshape(-1))
-        loss.backward()
+        try:
+            loss = step_loss(tokens, targets)
+            loss.backward()
+        except Exception as e:
+            if not (args.compile and k == 0):
+                raise
+            compile_failed(s, args, e)
         if s["grad_clip"] > 0:
             torch.nn.utils.clip_grad_norm_(params, s["grad_clip"])
         opt.step()
         losses.append(loss.item())
+        sync()
         ms.append((time.perf_counter() - t0) * 1e3)
     if not all(math.isfinite(x) for x in losses):
         print(f"bench_torch: {s['name']}: non-finite loss {losses}", file=sys.stderr)
         sys.exit(1)
-    timed = ms[args.warmup:]
+    timed = ms[warmup:]
     med = statistics.median(timed)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
     B, T = s["B"], s["T"]
     omp_wait = os.environ.get("OMP_WAIT_POLICY", "unset")
-    differs = differences(s)
+    differs = differences(s, device)
+    # the GPU bench's flags: what they set, on the line and in the JSON (absent without them)
+    gpu_keys, where, mem = {}, "", ""
+    if cuda or args.precision or args.compile:
+        precision = torch.get_float32_matmul_precision()
+        gpu_keys = {"device": device, "precision": precision, "compile": args.compile,
+                    "first_step_ms": round(ms[0], 1)}
+        name = f" ({torch.cuda.get_device_name()})" if cuda else ""
+        where = (f", {device}{name}, matmul precision {precision}, "
+                 f"{'torch.compile' if args.compile else 'eager'}")
+    if cuda:
+        MB = 1048576.0
+        gpu_keys["peak_device_mb"] = round(torch.cuda.max_memory_allocated() / MB, 1)
+        gpu_keys["reserved_device_mb"] = round(torch.cuda.max_memory_reserved() / MB, 1)
+        mem = (f", peak device memory {gpu_keys['peak_device_mb']:.1f} MB allocated "
+               f"({gpu_keys['reserved_device_mb']:.1f} MB reserved)")
     print(f"bench_torch {s['name']}: torch {torch.__version__}, {torch.get_num_threads()} "
-          f"threads, OMP_WAIT_POLICY={omp_wait}: median {med:.2f} ms (min {min(timed):.2f}), "
-          f"{B * T / (med * 1e-3):.0f} tok/s, peak RSS {rss_mb:.1f} MB")
+          f"threads, OMP_WAIT_POLICY={omp_wait}{where}: median {med:.2f} ms "
+          f"(min {min(timed):.2f}), {B * T / (med * 1e-3):.0f} tok/s, peak RSS {rss_mb:.1f} MB"
+          f"{mem}")
+    if args.compile:
+        print(f"  torch.compile: the first step (the compile) took {ms[0] / 1e3:.1f} s")
     for line in differs:
         print(f"  differs: {line}")
     print(json.dumps({
@@ -197,11 +285,11 @@ def main():
         "threads": torch.get_num_threads(), "omp_wait_policy": omp_wait,
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "coretype": os.environ.get("OPENBLAS_CORETYPE") or "unset",
-        "warmup": args.warmup, "steps": args.steps, "median_ms": round(med, 4),
+        "warmup": warmup, "steps": args.steps, "median_ms": round(med, 4),
         "min_ms": round(min(timed), 4), "mean_ms": round(statistics.fmean(timed), 4),
         "tokens_per_s": round(B * T / (med * 1e-3), 1), "peak_rss_mb": round(rss_mb, 2),
         "params": sum(p.numel() for p in params), "first_loss": round(losses[0], 6),
-        "last_loss": round(losses[-1], 6), "differs": differs,
+        "last_loss": round(losses[-1], 6), "differs": differs, **gpu_keys,
     }))
 
 

@@ -38,7 +38,7 @@ if [ ! -x "$BIN" ]; then
     exit 2
 fi
 HERE=$(dirname "$0")
-NAMED=" tiny small medium gpt-small gpt-medium "
+NAMED=" tiny small medium gpt-small gpt-medium base "
 is_named() { case "$NAMED" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 steps_of() {
     if [ -n "$STEPS" ]; then echo "$STEPS"; elif [ "$1" = tiny ]; then echo 300

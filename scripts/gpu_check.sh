@@ -20,10 +20,17 @@
 #                resumed on the other for a third epoch: valid_loss within 1e-3
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
+#     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
+#                torch.compile, tiny small medium base, matmul precision highest and high;
+#                about 7 minutes): its lines in bench.log, its table in gpu_bench.txt and the
+#                summary; missed targets do not fail the step, a failed run does. It does not
+#                fit the budget beside the other steps (it is skipped then): run it in a call
+#                of its own, `scripts/gpu_check.sh bench`, on a machine the build step left warm
 #
 #   environment
-#     OUT               the logs go there (the device tool's folder), else build/gpu_check/;
-#                       at most 8 files: summary.txt and one log per step
+#     OUT               the logs go there (the device tool's folder), else build/gpu_check/:
+#                       summary.txt and one log per step (the bench step adds gpu_bench.txt;
+#                       the device tool brings back 8 files, so not every step in one call)
 #     GPU_CHECK_BUDGET  seconds for the whole run (default 540, under the device tool's 10
 #                       minutes a command): a step that would pass it is cut short (FAIL, timed
 #                       out) or not started (SKIP). Run the rest in a second call while the
@@ -31,7 +38,8 @@
 #     GPU_CHECK_SANITIZE_CASE  CK_RUN_CASE for the sanitizer steps (e.g. attention), else all
 #     GPU_CHECK_CUDA=0 GPU_CHECK_DEVICE=guard  a dry run of the script without a GPU: the CPU
 #                       build, and the guard device where "cuda" would be (steps build,
-#                       suites, train, dump; the CUDA ones are skipped)
+#                       suites, train, dump; the CUDA ones are skipped; bench runs its own dry
+#                       run, GPU_BENCH_DEVICE=cpu on tiny, 5 steps)
 #
 # The GPU machine has no OpenBLAS, cJSON or Check: bash ../shared/tools/device-bundle.sh here
 # packs them into .device/ (name it in the device tool's carry); this script sources
@@ -40,7 +48,7 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda suites memcheck racecheck train dump)
+ALL_STEPS=(build cuda suites memcheck racecheck train dump bench)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -379,6 +387,27 @@ if wanted dump; then
         step "dump: $DEVICE vs cpu, every tensor" "$log" 60 python3 "$COMPARE" dump \
             "$TMP/dump_cpu.safetensors" "$TMP/dump_$DEVICE.safetensors"
         grep "^largest relative difference" "$log" | tail -1 | tee -a "$SUMMARY"
+    fi
+fi
+
+if wanted bench; then
+    log=$LOGS/bench.log
+    : >"$log"
+    if [ "$gpu" != 1 ] && [ "$CUDA" = 1 ]; then
+        record bench SKIP 0 "$log (no GPU)"
+    elif built "$BIN/bench_step" bench "$log"; then
+        # gpu_bench.sh starts no torch.compile run past GPU_BENCH_BUDGET seconds: the step's
+        # limit less a minute for the run under way and the table, so that the table is made
+        cap=480 left=$((deadline - SECONDS - 15))
+        [ "$cap" -le "$left" ] || cap=$left
+        run=(env GPU_BENCH_BUDGET=$((cap - 60)) OUT="$TMP/bench" bench/gpu_bench.sh
+             "$BIN/bench_step")
+        [ "$CUDA" = 1 ] || run=(env GPU_BENCH_DEVICE=cpu "${run[@]:1}" --configs tiny --steps 5)
+        step bench "$log" "$cap" "${run[@]}"
+        if [ -f "$TMP/bench/gpu_bench.txt" ]; then
+            cp "$TMP/bench/gpu_bench.txt" "$LOGS/gpu_bench.txt"
+            tee -a "$SUMMARY" <"$LOGS/gpu_bench.txt"
+        fi
     fi
 fi
 

@@ -3,8 +3,10 @@
  * carries every model, batch and optimizer key as the file gives it, V and n_out as the data
  * loader finds them and the padding share worked out here; one step runs, writes no run folder,
  * and its result line holds the matmul FLOPs of the shapes (a causal model's attention at the
- * useful half); the named rows have the issue's shapes; a missing file and a config error
- * exit 2 with the project's message and print nothing on stdout. No timing is asserted. */
+ * useful half) and no device memory on the CPU; the named rows have the issues' shapes (base:
+ * issue 12's GPU row); --gemm-peak measures the table's gemm at the config's device and
+ * precision; a missing file and a config error exit 2 with the project's message and print
+ * nothing on stdout. No timing is asserted. */
 #include "testutil.h"
 
 #include "train/data/data.h"
@@ -204,6 +206,21 @@ START_TEST(test_named_rows)
     for (int i = 0; i < 10; i++) expect_num(s, keys[i], medium[i]);
     cJSON_Delete(line);
 
+    /* base as issue 12 gives it (a small batch: the memory check runs for --spec too) */
+    run_bench(&o, "--config base --spec --set train.batch_size=2");
+    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+    line = json_line(o.out, "{\"spec\"");
+    s = cJSON_GetObjectItemCaseSensitive(line, "spec");
+    const double base[] = {8192, 256, 768, 12, 12, 3072, 2, 0.1, 0.1, 0};
+    for (int i = 0; i < 10; i++) expect_num(s, keys[i], base[i]);
+    expect_str(s, "task", "tag");
+    expect_str(s, "norm", "post");
+    expect_str(s, "activation", "relu");
+    expect_str(s, "positional", "sinusoidal");
+    expect_str(s, "optimizer", "adamw");
+    expect_bool(s, "causal", false);
+    cJSON_Delete(line);
+
     /* tiny as since issue 6: post-LN, ReLU, sinusoidal, dropout 0.1, bidirectional; a step */
     run_bench(&o, "--config tiny --threads 1 --warmup 0 --steps 1");
     ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
@@ -219,7 +236,28 @@ START_TEST(test_named_rows)
     cJSON_Delete(line);
     cJSON *r = json_line(o.out, "{\"impl\"");
     expect_num(r, "step_gflop", flops(32, 16, 64, 256, 4, 2, 64, false) * 1e-9);
+    ck_assert_msg(!cJSON_GetObjectItemCaseSensitive(r, "device_mb"), "device_mb on the CPU");
     cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(test_gemm_peak)
+{
+    static bench_out o;
+    run_bench(&o, "--gemm-peak --gemm-n 64 --threads 1 --set matmul_precision=high");
+    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+    cJSON *r = json_line(o.out, "{\"gemm_tflops\"");
+    ck_assert(num(r, "gemm_tflops") > 0);
+    expect_num(r, "n", 64);
+    expect_num(r, "threads", 1);
+    expect_str(r, "device", "cpu");
+    expect_str(r, "matmul_precision", "high");
+    cJSON_Delete(r);
+
+    run_bench(&o, "--gemm-peak --set device=tpu");
+    ck_assert_int_eq(o.status, 2);
+    ck_assert_msg(strstr(o.err, "device"), "%s", o.err);
+    ck_assert_str_eq(o.out, "");
 }
 END_TEST
 
@@ -255,6 +293,7 @@ Suite *bench_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_config_file_spec_and_step);
     tcase_add_test(tc, test_named_rows);
+    tcase_add_test(tc, test_gemm_peak);
     tcase_add_test(tc, test_errors_exit_2);
     suite_add_tcase(s, tc);
     return s;
