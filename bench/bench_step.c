@@ -1,6 +1,7 @@
 /* bench_step.c: the time and memory of one full training step of a config, exactly as ./train
- * runs it: tt_run_step (src/train/run/loop.c: batch fill, forward, loss to the host, zero grad,
- * backward, clipping, optimizer step at the schedule's rate) on the run bench_run.c builds, a
+ * runs it: tt_run_step (src/train/run/loop.c: batch fill, forward, zero grad, backward,
+ * clipping, optimizer step at the schedule's rate, then the loss and the norm read to the
+ * host, which on a GPU waits for the step's end) on the run bench_run.c builds, a
  * config file with its data or a named standard config (random tokens), cycling through the
  * epoch's batches (reshuffled per epoch, as ./train). One config per process, so that peak RSS
  * (getrusage ru_maxrss) is that config's, and on a device with its own memory (CUDA) the
