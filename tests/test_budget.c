@@ -138,6 +138,7 @@ START_TEST(test_need_counts_the_model)
         ck_assert_double_eq(n.part[TT_MEM_MOMENTS], 2 * R * P);
         ck_assert_double_eq(n.part[TT_MEM_ARENA], (double)r.arena.cap);
         ck_assert_double_eq(n.device, 0);
+        ck_assert_double_eq(n.part[TT_MEM_DEVICE_RUNTIME], 0); /* no device memory */
         ck_assert(n.host > n.part[TT_MEM_PARAMS] * 4);
         tt_run_free(&r);
     }
@@ -153,6 +154,8 @@ START_TEST(test_need_counts_the_model)
     ck_assert(isfinite(n.device) && n.part[TT_MEM_PARAMS] > R * 1.03e11);
     ck_assert(n.device > 4 * R * 1.03e11);
     ck_assert(n.on_device[TT_MEM_ARENA] && !n.on_device[TT_MEM_TAPE]);
+    /* cuBLAS's workspace and the step's graph: counted on the device */
+    ck_assert(n.on_device[TT_MEM_DEVICE_RUNTIME] && n.part[TT_MEM_DEVICE_RUNTIME] == 64 << 20);
     tt_run_free(&r);
 }
 END_TEST

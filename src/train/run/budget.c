@@ -22,13 +22,16 @@
  * well below this on the toy configs; a stated allowance, not a measurement. */
 #define RUNTIME_BASE (64.0 * 1024 * 1024)
 #define RUNTIME_PER_THREAD (16.0 * 1024 * 1024)
+/* A device of its own memory: cuBLAS's workspace (32 MiB, cuda/backend.cu), the captured
+ * step's graph and what the kernels load; a stated allowance too. */
+#define DEVICE_RUNTIME (64.0 * 1024 * 1024)
 
 /* The keys a part grows with, for the message. */
 enum { K_D = 1, K_F = 2, K_L = 4, K_H = 8, K_T = 16, K_B = 32, K_V = 64, K_MAX = 128, K_THR = 256 };
 
 static const char *const PART_NAMES[TT_MEM_PARTS] = {
     "parameters", "gradients", "optimizer moments", "step arena", "gradient heap", "tape",
-    "batches", "host staging", "runtime allowance"};
+    "batches", "host staging", "runtime allowance", "device runtime allowance"};
 
 const char *tt_mem_text(double bytes, char *buf, size_t len)
 {
@@ -75,8 +78,9 @@ void tt_mem_need_for(tt_mem_need *n, const tt_config *c, const tt_corpus *d,
     double eval = R * (N * O + (double)B * H * T * T);
     n->part[TT_MEM_STAGING] = fmax(3 * R * P, eval);
     n->part[TT_MEM_RUNTIME] = RUNTIME_BASE + RUNTIME_PER_THREAD * be->get_threads();
+    n->part[TT_MEM_DEVICE_RUNTIME] = device_memory ? DEVICE_RUNTIME : 0;
     for (int k = 0; k < TT_MEM_PARTS; k++) {
-        n->on_device[k] = device_memory && k <= TT_MEM_HEAP;
+        n->on_device[k] = device_memory && (k <= TT_MEM_HEAP || k == TT_MEM_DEVICE_RUNTIME);
         *(n->on_device[k] ? &n->device : &n->host) += n->part[k];
     }
 }
@@ -185,6 +189,7 @@ static int part_keys(const tt_mem_need *n, int k, const tt_config *c, double P)
     case TT_MEM_BATCH: return K_B | K_T;
     case TT_MEM_STAGING: return n->part[k] > 3 * sizeof(real) * P ? K_B | K_T | K_H | K_V : model;
     case TT_MEM_RUNTIME: return K_THR;
+    case TT_MEM_DEVICE_RUNTIME: return 0;
     default: return model;
     }
 }
@@ -233,6 +238,9 @@ static int refuse(const tt_mem_need *n, bool device, const tt_config *c, const t
         top == TT_MEM_RUNTIME
             ? "the process has less memory than the runtime alone takes (64 MiB and 16 MiB a "
               "thread): free memory, raise the limit, or lower threads"
+        : top == TT_MEM_DEVICE_RUNTIME
+            ? "the device has less memory free than its runtime alone takes (64 MiB): free it "
+              "(other processes on the GPU?)"
         : step ? "lower train.batch_size or data.seq_len (the step grows with batch_size x "
                  "n_heads x seq_len^2), or the model's size"
                : "lower model.d_model, model.d_ff or model.n_layers (the parameters grow with "

@@ -15,7 +15,7 @@
  * the initial values), which are never alive at the same time. */
 enum {
     TT_MEM_PARAMS, TT_MEM_GRADS, TT_MEM_MOMENTS, TT_MEM_ARENA, TT_MEM_HEAP, TT_MEM_TAPE,
-    TT_MEM_BATCH, TT_MEM_STAGING, TT_MEM_RUNTIME, TT_MEM_PARTS
+    TT_MEM_BATCH, TT_MEM_STAGING, TT_MEM_RUNTIME, TT_MEM_DEVICE_RUNTIME, TT_MEM_PARTS
 };
 
 typedef struct tt_mem_need {
