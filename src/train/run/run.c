@@ -58,9 +58,9 @@ int tt_run_init(tt_run *r, char *err, size_t errlen)
     tt_batch_alloc(&r->batch, B, T);
     r->step_norm = be->alloc(sizeof(double));
     /* a step copies in its batch (tokens, padding, targets) and classify's pool weights; it
-     * may be replayed when one process trains (the data-parallel step sums on the host) */
-    r->replay = c->device == TT_CUDA && c->cuda_graphs && parts == 1 &&
-                !tt_dist_nccl(c->device == TT_CUDA);
+     * may be replayed when one process trains (the data-parallel step sums on the host): a
+     * CUDA graph, and the guard device asserts what that needs */
+    r->replay = c->cuda_graphs && parts == 1 && !tt_dist_nccl(c->device == TT_CUDA);
     be->step_setup((size_t)B * T * (3 * sizeof(int32_t) + sizeof(real)) + 4096, r->replay);
     r->g.part = r->batch.part = part, r->g.parts = r->batch.parts = parts;
     r->order = tt_xmalloc((size_t)r->data.train.n * sizeof(int));

@@ -43,7 +43,7 @@ struct tt_run {
     tt_graph g;
     tt_batch batch;
     double *step_norm;   /* device: the last step's gradient norm, read after the step */
-    bool replay;         /* steps replayed as a CUDA graph (backend.h's step bracket) */
+    bool replay;         /* steps may be replayed (backend.h's step bracket): on cuda, a graph */
     int *order;          /* the epoch's permutation of the training examples */
     real *pool;          /* classify: [B,T] pooling weights (host; copied in per batch) */
     int64_t step;        /* optimizer steps done */
