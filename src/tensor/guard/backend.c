@@ -33,7 +33,8 @@ static size_t extent; /* bytes from base that are toggled: the highest block end
 static block blocks[MAX_BLOCKS];
 static int n_blocks, depth;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bool in_step; /* between step_begin and step_end (the step rules, below) */
+static bool in_step;    /* between step_begin and step_end (the step rules, below) */
+static bool replayable; /* step_setup's replay: steps that may be replayed */
 static void step_rule(bool ok, const char *what);
 
 static void protect(int prot)
@@ -58,10 +59,119 @@ static void guard_close(void)
     pthread_mutex_unlock(&lock);
 }
 
-#define GUARDED(call)                                                                          \
+/* ---- the replay check ----------------------------------------------------------------------
+ * A CUDA run captures its second training step as a graph and replays it for every later step
+ * (cuda/backend.cu): right only if every later step makes the same calls on the same device
+ * memory with the same sizes and constants, only the batch's bytes, the dropout cursor and the
+ * optimizer's scalars changing. The guard device asserts that on the CPU: inside steps that may
+ * be replayed, each call is hashed (the slot, its device pointers as offsets into the
+ * reservation, its sizes and constants; host pointers (the caller's descriptors) by what they
+ * hold, never their address; a cursor by its stream, not its counter; the optimizer's scalars
+ * not at all) and every step from the third on must repeat the second's hashes. */
+#define MAX_CALLS 16384
+
+static uint64_t call_hash;
+static uint64_t *calls;          /* the second step's, MAX_CALLS */
+static int64_t n_calls, n_second; /* this step's calls so far; the second step's */
+static int64_t step_no;           /* steps begun since step_setup */
+
+static void fold_bytes(const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        call_hash = (call_hash ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+}
+static void fold_i64(int64_t v) { fold_bytes(&v, sizeof v); }
+static void fold_real(double v) { fold_bytes(&v, sizeof v); }
+static void fold_str(const char *s) { fold_bytes(s, strlen(s)); }
+
+/* guard memory: its offset (+1); host memory and NULL: 0 */
+static void fold_ptr(const void *p)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)base;
+    fold_i64(p && base && a >= b && a - b < RESERVE ? (int64_t)(a - b) + 1 : 0);
+}
+
+static void fold_rng(tt_rng r)
+{
+    fold_i64((int64_t)r.seed), fold_i64((int64_t)r.stream);
+}
+
+static void fold_desc(const tt_attn_desc *a)
+{
+    fold_i64(a->B), fold_i64(a->T), fold_i64(a->NH), fold_i64(a->HS), fold_i64(a->ldq);
+    fold_i64(a->ldk), fold_i64(a->ldv), fold_i64(a->ldo), fold_real((double)a->scale);
+    fold_i64(a->causal), fold_real((double)a->p), fold_i64(a->full);
+}
+
+static void fold_gemm(const tt_gemm_op *g)
+{
+    fold_i64(g != NULL);
+    if (!g) return;
+    fold_i64(g->ta), fold_i64(g->tb), fold_i64(g->M), fold_i64(g->N), fold_i64(g->K);
+    fold_real((double)g->alpha), fold_ptr(g->A), fold_i64(g->lda), fold_ptr(g->B);
+    fold_i64(g->ldb), fold_real((double)g->beta), fold_ptr(g->C), fold_i64(g->ldc);
+}
+
+static void fold_adamw(const tt_adamw_scalars *s) { (void)s; } /* they vary */
+static void fold_sgd(const tt_sgd_scalars *s) { fold_i64(s->first), fold_i64(s->use_buf); }
+
+#define FOLD(x)                                                                                \
+    _Generic((x),                                                                              \
+        tt_rng: fold_rng,                                                                      \
+        const tt_attn_desc *: fold_desc,                                                       \
+        const tt_gemm_op *: fold_gemm,                                                         \
+        const tt_adamw_scalars *: fold_adamw,                                                  \
+        const tt_sgd_scalars *: fold_sgd,                                                      \
+        float: fold_real,                                                                      \
+        double: fold_real,                                                                     \
+        bool: fold_i64,                                                                        \
+        int: fold_i64,                                                                         \
+        long: fold_i64,                                                                        \
+        unsigned long: fold_i64,                                                               \
+        default: fold_ptr)(x)
+
+/* FOLD each of up to 17 arguments */
+#define F1(a) FOLD(a)
+#define F2(a, ...) FOLD(a), F1(__VA_ARGS__)
+#define F3(a, ...) FOLD(a), F2(__VA_ARGS__)
+#define F4(a, ...) FOLD(a), F3(__VA_ARGS__)
+#define F5(a, ...) FOLD(a), F4(__VA_ARGS__)
+#define F6(a, ...) FOLD(a), F5(__VA_ARGS__)
+#define F7(a, ...) FOLD(a), F6(__VA_ARGS__)
+#define F8(a, ...) FOLD(a), F7(__VA_ARGS__)
+#define F9(a, ...) FOLD(a), F8(__VA_ARGS__)
+#define F10(a, ...) FOLD(a), F9(__VA_ARGS__)
+#define F11(a, ...) FOLD(a), F10(__VA_ARGS__)
+#define F12(a, ...) FOLD(a), F11(__VA_ARGS__)
+#define F13(a, ...) FOLD(a), F12(__VA_ARGS__)
+#define F14(a, ...) FOLD(a), F13(__VA_ARGS__)
+#define F15(a, ...) FOLD(a), F14(__VA_ARGS__)
+#define F16(a, ...) FOLD(a), F15(__VA_ARGS__)
+#define F17(a, ...) FOLD(a), F16(__VA_ARGS__)
+#define NARGS(...) NARGS_(__VA_ARGS__, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, n, ...) n
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+static void note_call(const char *slot);
+
+/* the call's hash, noted inside a step that may be replayed */
+#define NOTE(slot, ...)                                                                        \
     do {                                                                                       \
+        if (!in_step || !replayable) break;                                                    \
+        call_hash = 0xcbf29ce484222325ull;                                                     \
+        fold_str(slot);                                                                        \
+        CAT(F, NARGS(__VA_ARGS__))(__VA_ARGS__);                                               \
+        note_call(slot);                                                                       \
+    } while (0)
+
+/* The CPU table's slot `name` on the arguments, with the memory open, and the call noted for
+ * the replay check (below). */
+#define GUARDED(name, ...)                                                                     \
+    do {                                                                                       \
+        NOTE(#name, __VA_ARGS__);                                                              \
         guard_open();                                                                          \
-        call;                                                                                  \
+        tt_cpu_backend.name(__VA_ARGS__);                                                      \
         guard_close();                                                                         \
     } while (0)
 
@@ -157,12 +267,12 @@ static double guard_sum_squares(const real *x, int64_t n)
 
 static void g_zero(void *p, size_t bytes)
 {
-    GUARDED(tt_cpu_backend.zero(p, bytes));
+    GUARDED(zero, p, bytes);
 }
 
 static void g_copy(void *dst, const void *src, size_t bytes)
 {
-    GUARDED(tt_cpu_backend.copy(dst, src, bytes));
+    GUARDED(copy, dst, src, bytes);
 }
 
 /* A training step's rules (backend.h's step bracket), asserted here so that the CPU test suite
@@ -170,7 +280,6 @@ static void g_copy(void *dst, const void *src, size_t bytes)
  * step_begin and step_end, and no more bytes copied in than step_setup announced. Only for
  * steps that may be replayed (step_setup's replay: a data-parallel step reads its loss). */
 static size_t staging, staged;
-static bool replayable;
 
 static void step_rule(bool ok, const char *what)
 {
@@ -183,26 +292,48 @@ static void guard_step_setup(size_t staging_bytes, bool replay)
 {
     TT_ASSERT_MSG(!in_step, "guard device: step_setup inside a training step");
     staging = staging_bytes;
-    replayable = replay;
+    replayable = replay && staging_bytes > 0;
+    step_no = 0;
+    if (replayable && !calls) calls = tt_xmalloc(MAX_CALLS * sizeof *calls); /* kept */
 }
 
 static void guard_step_begin(const tt_rng *r)
 {
     (void)r;
     TT_ASSERT_MSG(!in_step, "guard device: step_begin inside a training step");
-    in_step = true, staged = 0;
+    in_step = true, staged = 0, n_calls = 0;
+    step_no++;
+}
+
+static void note_call(const char *slot)
+{
+    int64_t k = n_calls++;
+    if (step_no < 2 || k >= MAX_CALLS) return;
+    if (step_no == 2) {
+        calls[k] = call_hash;
+        return;
+    }
+    TT_ASSERT_MSG(k < n_second && calls[k] == call_hash, "guard device: call %lld (%s) of "
+                  "training step %lld differs from the second step's (other device memory, "
+                  "sizes or constants): a CUDA graph captured at the second step could not "
+                  "replay it", (long long)k, slot, (long long)step_no);
 }
 
 static void guard_step_end(void)
 {
     TT_ASSERT_MSG(in_step, "guard device: step_end without step_begin");
     in_step = false;
+    if (!replayable) return;
+    if (step_no == 2) n_second = n_calls;
+    TT_ASSERT_MSG(step_no <= 2 || n_calls == n_second, "guard device: training step %lld made "
+                  "%lld calls, the second %lld: a CUDA graph could not replay it",
+                  (long long)step_no, (long long)n_calls, (long long)n_second);
 }
 
 static void g_to_host(void *dst, const void *src, size_t bytes)
 {
     step_rule(!in_step, "a host read (to_host)");
-    GUARDED(tt_cpu_backend.to_host(dst, src, bytes));
+    GUARDED(to_host, dst, src, bytes);
 }
 
 static void g_from_host(void *dst, const void *src, size_t bytes)
@@ -212,211 +343,209 @@ static void g_from_host(void *dst, const void *src, size_t bytes)
         TT_ASSERT_MSG(staged <= staging, "guard device: a training step copied in %zu bytes, "
                       "more than the %zu its step_setup announced", staged, staging);
     }
-    GUARDED(tt_cpu_backend.from_host(dst, src, bytes));
+    GUARDED(from_host, dst, src, bytes);
 }
 
 static void g_fill(real *x, real value, int64_t n)
 {
-    GUARDED(tt_cpu_backend.fill(x, value, n));
+    GUARDED(fill, x, value, n);
 }
 
 static void g_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                    int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                    int64_t sC, int batch)
 {
-    GUARDED(tt_cpu_backend.gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
-            batch));
+    GUARDED(gemm, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch);
 }
 
 static void g_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
                               int64_t N, int C)
 {
-    GUARDED(tt_cpu_backend.linear_backward(dx, dw, db, dy, N, C));
+    GUARDED(linear_backward, dx, dw, db, dy, N, C);
 }
 
 static void g_axpy(real *y, real alpha, const real *x, int64_t n)
 {
-    GUARDED(tt_cpu_backend.axpy(y, alpha, x, n));
+    GUARDED(axpy, y, alpha, x, n);
 }
 
 static void g_add_forward(real *out, const real *a, const real *b, int64_t n)
 {
-    GUARDED(tt_cpu_backend.add_forward(out, a, b, n));
+    GUARDED(add_forward, out, a, b, n);
 }
 
 static void g_scale_forward(real *out, const real *inp, real s, int64_t n)
 {
-    GUARDED(tt_cpu_backend.scale_forward(out, inp, s, n));
+    GUARDED(scale_forward, out, inp, s, n);
 }
 
 static void g_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C)
 {
-    GUARDED(tt_cpu_backend.bias_forward(out, inp, bias, N, C));
+    GUARDED(bias_forward, out, inp, bias, N, C);
 }
 
 static void g_bias_backward(real *dbias, const real *dout, int64_t N, int C)
 {
-    GUARDED(tt_cpu_backend.bias_backward(dbias, dout, N, C));
+    GUARDED(bias_backward, dbias, dout, N, C);
 }
 
 static void g_mul_forward(real *out, const real *a, const real *b, int64_t n)
 {
-    GUARDED(tt_cpu_backend.mul_forward(out, a, b, n));
+    GUARDED(mul_forward, out, a, b, n);
 }
 
 static void g_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
                            int64_t n)
 {
-    GUARDED(tt_cpu_backend.mul_backward(da, db, dout, a, b, n));
+    GUARDED(mul_backward, da, db, dout, a, b, n);
 }
 
 static void g_relu_forward(real *out, const real *inp, int64_t n)
 {
-    GUARDED(tt_cpu_backend.relu_forward(out, inp, n));
+    GUARDED(relu_forward, out, inp, n);
 }
 
 static void g_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n)
 {
-    GUARDED(tt_cpu_backend.relu_backward(dinp, inp, dout, n));
+    GUARDED(relu_backward, dinp, inp, dout, n);
 }
 
 static void g_gelu_forward(real *out, const real *inp, int64_t n)
 {
-    GUARDED(tt_cpu_backend.gelu_forward(out, inp, n));
+    GUARDED(gelu_forward, out, inp, n);
 }
 
 static void g_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n)
 {
-    GUARDED(tt_cpu_backend.gelu_backward(dinp, inp, dout, n));
+    GUARDED(gelu_backward, dinp, inp, dout, n);
 }
 
 static void g_softmax_forward(real *out, const real *inp, int64_t N, int C)
 {
-    GUARDED(tt_cpu_backend.softmax_forward(out, inp, N, C));
+    GUARDED(softmax_forward, out, inp, N, C);
 }
 
 static void g_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C)
 {
-    GUARDED(tt_cpu_backend.softmax_backward(dinp, out, dout, N, C));
+    GUARDED(softmax_backward, dinp, out, dout, N, C);
 }
 
 static void g_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
                                 const real *weight, const real *bias, int64_t N, int C, real eps)
 {
-    GUARDED(tt_cpu_backend.layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps));
+    GUARDED(layernorm_forward, out, mean, rstd, inp, weight, bias, N, C, eps);
 }
 
 static void g_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
                                  const real *inp, const real *weight, const real *mean,
                                  const real *rstd, int64_t N, int C)
 {
-    GUARDED(tt_cpu_backend.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd,
-            N, C));
+    GUARDED(layernorm_backward, dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
 }
 
 static void g_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
                                 int C, int V)
 {
-    GUARDED(tt_cpu_backend.embedding_forward(out, tokens, weight, N, C, V));
+    GUARDED(embedding_forward, out, tokens, weight, N, C, V);
 }
 
 static void g_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
                                  int C)
 {
-    GUARDED(tt_cpu_backend.embedding_backward(dweight, tokens, dout, N, C));
+    GUARDED(embedding_backward, dweight, tokens, dout, N, C);
 }
 
 static void g_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                               int64_t n)
 {
-    GUARDED(tt_cpu_backend.dropout_forward(out, mask, inp, p, at, n));
+    GUARDED(dropout_forward, out, mask, inp, p, at, n);
 }
 
 static void g_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n)
 {
-    GUARDED(tt_cpu_backend.dropout_backward(dinp, mask, dout, p, n));
+    GUARDED(dropout_backward, dinp, mask, dout, p, n);
 }
 
 static void g_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
 {
-    GUARDED(tt_cpu_backend.relu_dropout_forward(x, p, at, n));
+    GUARDED(relu_dropout_forward, x, p, at, n);
 }
 
 static void g_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
                                     bool acc)
 {
-    GUARDED(tt_cpu_backend.relu_dropout_backward(dx, out, dout, p, n, acc));
+    GUARDED(relu_dropout_backward, dx, out, dout, p, n, acc);
 }
 
 static void g_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                   int64_t n)
 {
-    GUARDED(tt_cpu_backend.dropout_add_forward(x, mask, res, p, at, n));
+    GUARDED(dropout_add_forward, x, mask, res, p, at, n);
 }
 
 static void g_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                                    int64_t n)
 {
-    GUARDED(tt_cpu_backend.gelu_dropout_forward(out, mask, inp, p, at, n));
+    GUARDED(gelu_dropout_forward, out, mask, inp, p, at, n);
 }
 
 static void g_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
                                     const real *dout, real p, int64_t n, bool acc)
 {
-    GUARDED(tt_cpu_backend.gelu_dropout_backward(dinp, mask, inp, dout, p, n, acc));
+    GUARDED(gelu_dropout_backward, dinp, mask, inp, dout, p, n, acc);
 }
 
 static void g_crossentropy_forward(real *loss, real *lse, const real *logits,
                                    const int32_t *targets, int64_t N, int V)
 {
-    GUARDED(tt_cpu_backend.crossentropy_forward(loss, lse, logits, targets, N, V));
+    GUARDED(crossentropy_forward, loss, lse, logits, targets, N, V);
 }
 
 static void g_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
                                     const real *lse, const int32_t *targets, int64_t N, int V)
 {
-    GUARDED(tt_cpu_backend.crossentropy_backward(dlogits, dloss, logits, lse, targets, N, V));
+    GUARDED(crossentropy_backward, dlogits, dloss, logits, lse, targets, N, V);
 }
 
 static void g_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                                 const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
                                 real *scratch)
 {
-    GUARDED(tt_cpu_backend.attention_forward(out, att, keep, q, k, v, pad, a, at, scratch));
+    GUARDED(attention_forward, out, att, keep, q, k, v, pad, a, at, scratch);
 }
 
 static void g_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
                                  const uint8_t *keep, const real *q, const real *k, const real *v,
                                  const tt_attn_desc *a, real *scratch)
 {
-    GUARDED(tt_cpu_backend.attention_backward(dq, dk, dv, dout, att, keep, q, k, v, a, scratch));
+    GUARDED(attention_backward, dq, dk, dv, dout, att, keep, q, k, v, a, scratch);
 }
 
 static void g_sum_forward(real *out, const real *inp, int64_t n)
 {
-    GUARDED(tt_cpu_backend.sum_forward(out, inp, n));
+    GUARDED(sum_forward, out, inp, n);
 }
 
 static void g_sum_backward(real *dinp, const real *dout, real s, int64_t n)
 {
-    GUARDED(tt_cpu_backend.sum_backward(dinp, dout, s, n));
+    GUARDED(sum_backward, dinp, dout, s, n);
 }
 
 static void g_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
                          const real *gate, int64_t n)
 {
-    GUARDED(tt_cpu_backend.adamw_step(p, m, v, g, s, gate, n));
+    GUARDED(adamw_step, p, m, v, g, s, gate, n);
 }
 
 static void g_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
                        const real *gate, int64_t n)
 {
-    GUARDED(tt_cpu_backend.sgd_step(p, buf, g, s, gate, n));
+    GUARDED(sgd_step, p, buf, g, s, gate, n);
 }
 
 static void g_clip_grads(real *g, int64_t n, double max_norm, double *norm)
 {
-    GUARDED(tt_cpu_backend.clip_grads(g, n, max_norm, norm));
+    GUARDED(clip_grads, g, n, max_norm, norm);
 }
 
 const tt_backend tt_guard_backend = {
