@@ -219,6 +219,23 @@ START_TEST(test_tiny_trains_as_on_cpu)
 }
 END_TEST
 
+/* The replay check (guard/backend.c) on the other tasks and options: an epoch each of mlm
+ * (masks drawn on the host), lm (causal, pre-LN, GELU), classify (pooling weights copied in)
+ * and tiny with SGD and attention dropout; a step that differed from the second would abort. */
+START_TEST(test_every_task_replays)
+{
+    static const char *const RUNS[][3] = {
+        {"configs/mlm.json", "train.batch_size=32", "model.attn_dropout=0.1"},
+        {"configs/lm.json", "train.batch_size=32", "model.dropout=0.1"},
+        {"configs/bank_classify.json", "train.batch_size=32", "model.dropout=0.1"},
+        {"configs/tiny.json", "train.optimizer=\"sgd\"", "model.attn_dropout=0.1"}};
+    for (size_t i = 0; i < sizeof RUNS / sizeof RUNS[0]; i++)
+        ck_assert_msg(train_on(RUNS[i][0], "guard", path("run%zu", i), "train.epochs=1",
+                               "output.attention_every=0", RUNS[i][1], RUNS[i][2]) == 0,
+                      "%s on the guard device failed", RUNS[i][0]);
+}
+END_TEST
+
 /* --dump-first-step writes the same tensors from either device. */
 START_TEST(test_dump_first_step_as_on_cpu)
 {
@@ -268,6 +285,7 @@ Suite *guard_suite(void)
     tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_tiny_trains_as_on_cpu);
+    tcase_add_test(tc, test_every_task_replays);
     tcase_add_test(tc, test_dump_first_step_as_on_cpu);
     tcase_add_test(tc, test_study_as_on_cpu);
     suite_add_tcase(s, tc);
