@@ -179,57 +179,58 @@ START_TEST(test_config_file_spec_and_step)
 }
 END_TEST
 
+/* The model kind a spec names: norm, activation, positional encoding, causal. */
+static void expect_kind(const cJSON *s, const char *norm, const char *activation,
+                        const char *positional, bool causal)
+{
+    expect_str(s, "norm", norm);
+    expect_str(s, "activation", activation);
+    expect_str(s, "positional", positional);
+    expect_bool(s, "causal", causal);
+}
+
+/* The spec line of a bench_step run that must succeed (free it with cJSON_Delete). */
+static cJSON *spec_of(bench_out *o, const char *args)
+{
+    run_bench(o, args);
+    ck_assert_msg(o->status == 0, "%s: exit %d: %s", args, o->status, o->err);
+    return json_line(o->out, "{\"spec\"");
+}
+
 START_TEST(test_named_rows)
 {
     static bench_out o;
-    run_bench(&o, "--config gpt-small --spec");
-    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-    cJSON *line = json_line(o.out, "{\"spec\"");
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(line, "spec");
     const char *keys[] = {"V", "T", "d", "h", "L", "d_ff", "B", "dropout", "attn_dropout",
                           "pad_share"};
+    cJSON *line = spec_of(&o, "--config gpt-small --spec");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(line, "spec");
     const double small[] = {256, 64, 128, 4, 4, 512, 32, 0, 0, 0};
     for (int i = 0; i < 10; i++) expect_num(s, keys[i], small[i]);
-    expect_str(s, "norm", "pre");
-    expect_str(s, "activation", "gelu");
-    expect_str(s, "positional", "learned");
+    expect_kind(s, "pre", "gelu", "learned", true);
     expect_str(s, "optimizer", "adamw");
-    expect_bool(s, "causal", true);
     cJSON_Delete(line);
     ck_assert_msg(!strstr(o.out, "{\"impl\""), "--spec ran steps");
 
-    run_bench(&o, "--config gpt-medium --spec --set train.batch_size=4");
-    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-    line = json_line(o.out, "{\"spec\"");
+    line = spec_of(&o, "--config gpt-medium --spec --set train.batch_size=4");
     s = cJSON_GetObjectItemCaseSensitive(line, "spec");
     const double medium[] = {1024, 128, 256, 8, 6, 1024, 4, 0, 0, 0}; /* B from --set */
     for (int i = 0; i < 10; i++) expect_num(s, keys[i], medium[i]);
     cJSON_Delete(line);
 
     /* base as issue 12 gives it (a small batch: the memory check runs for --spec too) */
-    run_bench(&o, "--config base --spec --set train.batch_size=2");
-    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-    line = json_line(o.out, "{\"spec\"");
+    line = spec_of(&o, "--config base --spec --set train.batch_size=2");
     s = cJSON_GetObjectItemCaseSensitive(line, "spec");
     const double base[] = {8192, 256, 768, 12, 12, 3072, 2, 0.1, 0.1, 0};
     for (int i = 0; i < 10; i++) expect_num(s, keys[i], base[i]);
     expect_str(s, "task", "tag");
-    expect_str(s, "norm", "post");
-    expect_str(s, "activation", "relu");
-    expect_str(s, "positional", "sinusoidal");
+    expect_kind(s, "post", "relu", "sinusoidal", false);
     expect_str(s, "optimizer", "adamw");
-    expect_bool(s, "causal", false);
     cJSON_Delete(line);
 
     /* tiny as since issue 6: post-LN, ReLU, sinusoidal, dropout 0.1, bidirectional; a step */
-    run_bench(&o, "--config tiny --threads 1 --warmup 0 --steps 1");
-    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-    line = json_line(o.out, "{\"spec\"");
+    line = spec_of(&o, "--config tiny --threads 1 --warmup 0 --steps 1");
     s = cJSON_GetObjectItemCaseSensitive(line, "spec");
-    expect_str(s, "norm", "post");
-    expect_str(s, "activation", "relu");
-    expect_str(s, "positional", "sinusoidal");
-    expect_bool(s, "causal", false);
+    expect_kind(s, "post", "relu", "sinusoidal", false);
     expect_num(s, "dropout", 0.1);
     expect_num(s, "attn_dropout", 0.1);
     expect_num(s, "grad_clip", 0);

@@ -14,6 +14,7 @@
 #include "tensor/cpu/pool.h"
 #include "tensor/cpu/cpu.h"
 #include "tensor/backend.h"
+#include "tensor/call_log.h"
 #include "tensor/cuda/attention_ref.h"
 #include "tensor/kernel_math.h"
 

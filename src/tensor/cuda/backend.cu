@@ -4,6 +4,7 @@
  * host memory handed in outside a step may be reused (from_host). Gemms are row-major in the
  * table and column-major in cuBLAS: a row-major C (M,N) is a column-major C^T (N,M) =
  * op(B)^T op(A)^T, so each call swaps A and B and M and N. */
+#include "tensor/call_log.h"
 #include "tensor/cuda/cuda.h"
 
 #include <cublas_v2.h>
@@ -65,7 +66,6 @@ void *tt_cuda_stream(void)
  * something else and the program stops. step_end then launches the graph. The first step runs
  * eagerly (cuBLAS and the kernels' lazy set-up must not happen inside a capture). */
 enum step_mode { EAGER, CAPTURE, REPLAY };
-#define MAX_CALLS 16384 /* calls whose hashes are compared one by one (then only their count) */
 
 static struct {
     bool replay, in_step;
@@ -78,8 +78,7 @@ static struct {
     cudaEvent_t done;          /* recorded at every step's end: pinned memory free to reuse */
     uint64_t captured_counter; /* the dropout cursor at the captured step's start */
     cudaGraphExec_t exec;      /* the captured step; NULL before */
-    uint64_t *calls;           /* each call's hash in the captured step */
-    int64_t n_calls, n_captured;
+    tt_call_log log;           /* the captured step's calls (call_log.h) */
 } st;
 
 const tt_cuda_vary *tt_cuda_step_vary(void)
@@ -87,41 +86,16 @@ const tt_cuda_vary *tt_cuda_step_vary(void)
     return st.mode == CAPTURE ? st.vary_dev : NULL;
 }
 
-/* FNV-1a over a call's fixed arguments */
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
-    return h;
-}
-
 template <typename T> static void fold(uint64_t *h, T v)
 {
     static_assert(std::is_arithmetic_v<T> || std::is_pointer_v<T>, "a slot argument of a type "
                   "fold does not know: give it an overload");
-    *h = hash_bytes(*h, &v, sizeof v);
+    *h = tt_hash_bytes(*h, &v, sizeof v);
 }
 
-/* the cursor's stream, not its counter: that varies (vary->rng_delta) */
-static void fold(uint64_t *h, tt_rng r)
-{
-    fold(h, r.seed), fold(h, r.stream);
-}
-
-static void fold(uint64_t *h, const tt_attn_desc *a)
-{
-    fold(h, a->B), fold(h, a->T), fold(h, a->NH), fold(h, a->HS), fold(h, a->ldq);
-    fold(h, a->ldk), fold(h, a->ldv), fold(h, a->ldo), fold(h, a->scale), fold(h, a->causal);
-    fold(h, a->p), fold(h, a->full);
-}
-
-static void fold(uint64_t *h, const tt_gemm_op *g)
-{
-    fold(h, g != NULL);
-    if (!g) return;
-    fold(h, g->ta), fold(h, g->tb), fold(h, g->M), fold(h, g->N), fold(h, g->K);
-    fold(h, g->alpha), fold(h, g->A), fold(h, g->lda), fold(h, g->B), fold(h, g->ldb);
-    fold(h, g->beta), fold(h, g->C), fold(h, g->ldc);
-}
+static void fold(uint64_t *h, tt_rng r) { *h = tt_hash_rng(*h, r); }
+static void fold(uint64_t *h, const tt_attn_desc *a) { *h = tt_hash_attn_desc(*h, a); }
+static void fold(uint64_t *h, const tt_gemm_op *g) { *h = tt_hash_gemm_op(*h, g); }
 
 /* the optimizers' scalars vary (the rate, the bias corrections): they go to vary */
 static void fold(uint64_t *h, const tt_adamw_scalars *s)
@@ -133,27 +107,18 @@ static void fold(uint64_t *h, const tt_adamw_scalars *s)
 static void fold(uint64_t *h, const tt_sgd_scalars *s)
 {
     st.vary_host->sgd = *s;
-    fold(h, s->first), fold(h, s->use_buf); /* which update: fixed once captured */
+    *h = tt_hash_sgd(*h, s);
 }
 
 /* the call's hash: kept while capturing, compared while replaying */
-static void record(uint64_t h)
-{
-    int64_t k = st.n_calls++;
-    if (k >= MAX_CALLS) return;
-    if (st.mode == CAPTURE) st.calls[k] = h;
-    else
-        TT_ASSERT_MSG(k < st.n_captured && st.calls[k] == h, "cuda: call %lld of this training "
-                      "step differs from the captured step's (another kernel, other memory or "
-                      "other sizes), so its CUDA graph cannot replay it: a bug. HINT: set "
-                      "\"cuda_graphs\": false to launch every call", (long long)k);
-}
-
 template <typename... A> static void note(const void *slot, A... a)
 {
-    uint64_t h = hash_bytes(0xcbf29ce484222325ull, &slot, sizeof slot);
+    uint64_t h = tt_hash_bytes(TT_HASH_START, &slot, sizeof slot);
     (fold(&h, a), ...);
-    record(h);
+    TT_ASSERT_MSG(tt_call_log_note(&st.log, h, st.mode == CAPTURE), "cuda: call %lld of this "
+                  "training step differs from the captured step's (another kernel, other "
+                  "memory or other sizes), so its CUDA graph cannot replay it: a bug. HINT: set "
+                  "\"cuda_graphs\": false to launch every call", (long long)st.log.n - 1);
 }
 
 /* A slot as the step bracket sees it: noted inside a captured or replayed step, launched
@@ -180,7 +145,7 @@ static void release_graph(void)
 {
     if (st.exec) TT_CUDA_CHECK(cudaGraphExecDestroy(st.exec));
     st.exec = NULL;
-    st.n_captured = 0;
+    st.log.n = st.log.n_kept = 0;
 }
 
 static void cuda_step_setup(size_t staging_bytes, bool replay)
@@ -201,7 +166,7 @@ static void cuda_step_setup(size_t staging_bytes, bool replay)
                                     cudaHostAllocDefault));
         TT_CUDA_CHECK(cudaMalloc((void **)&st.vary_dev, sizeof *st.vary_dev));
         TT_CUDA_CHECK(cudaEventCreateWithFlags(&st.done, cudaEventDisableTiming));
-        st.calls = (uint64_t *)tt_xmalloc(MAX_CALLS * sizeof *st.calls);
+        st.log.kept = (uint64_t *)tt_xmalloc(TT_CALL_LOG_MAX * sizeof *st.log.kept);
     }
     memset(st.vary_host, 0, sizeof *st.vary_host);
 }
@@ -213,7 +178,6 @@ static void cuda_step_begin(const tt_rng *r)
     if (st.vary_host) TT_CUDA_CHECK(cudaEventSynchronize(st.done));
     st.in_step = true;
     st.staged = 0;
-    st.n_calls = 0;
     st.mode = EAGER;
     if (st.exec) {
         st.mode = REPLAY;
@@ -238,12 +202,13 @@ static void cuda_step_end(void)
         TT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
         TT_CUDA_CHECK(cudaGraphInstantiate(&st.exec, graph, 0));
         TT_CUDA_CHECK(cudaGraphDestroy(graph));
-        st.n_captured = st.n_calls;
-    } else if (st.mode == REPLAY) {
-        TT_ASSERT_MSG(st.n_calls == st.n_captured, "cuda: this training step made %lld calls, "
-                      "the captured one %lld, so its CUDA graph cannot replay it: a bug. HINT: "
-                      "set \"cuda_graphs\": false to launch every call", (long long)st.n_calls,
-                      (long long)st.n_captured);
+    }
+    if (st.mode != EAGER) {
+        const int64_t made = st.log.n;
+        TT_ASSERT_MSG(tt_call_log_end(&st.log, st.mode == CAPTURE), "cuda: this training step "
+                      "made %lld calls, the captured one %lld, so its CUDA graph cannot replay "
+                      "it: a bug. HINT: set \"cuda_graphs\": false to launch every call",
+                      (long long)made, (long long)st.log.n_kept);
     }
     if (st.mode != EAGER) TT_CUDA_CHECK(cudaGraphLaunch(st.exec, stream));
     if (st.vary_host) TT_CUDA_CHECK(cudaEventRecord(st.done, stream));

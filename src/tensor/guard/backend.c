@@ -7,6 +7,7 @@
  * per kernel, so it is slower than the CPU; the results are the CPU's bit for bit. */
 /* MAP_ANONYMOUS is not POSIX 2008 */
 #define _DEFAULT_SOURCE
+#include "tensor/call_log.h"
 #include "tensor/cpu/cpu.h"
 
 #include <pthread.h>
@@ -68,21 +69,12 @@ static void guard_close(void)
  * reservation, its sizes and constants; host pointers (the caller's descriptors) by what they
  * hold, never their address; a cursor by its stream, not its counter; the optimizer's scalars
  * not at all) and every step from the third on must repeat the second's hashes. */
-#define MAX_CALLS 16384
-
 static uint64_t call_hash;
-static uint64_t *calls;          /* the second step's, MAX_CALLS */
-static int64_t n_calls, n_second; /* this step's calls so far; the second step's */
-static int64_t step_no;           /* steps begun since step_setup */
+static tt_call_log calls;  /* the second step's (call_log.h) */
+static int64_t step_no;    /* steps begun since step_setup */
 
-static void fold_bytes(const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        call_hash = (call_hash ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
-}
-static void fold_i64(int64_t v) { fold_bytes(&v, sizeof v); }
-static void fold_real(double v) { fold_bytes(&v, sizeof v); }
-static void fold_str(const char *s) { fold_bytes(s, strlen(s)); }
+static void fold_i64(int64_t v) { call_hash = tt_hash_bytes(call_hash, &v, sizeof v); }
+static void fold_real(double v) { call_hash = tt_hash_bytes(call_hash, &v, sizeof v); }
 
 /* guard memory: its offset (+1); host memory and NULL: 0 */
 static void fold_ptr(const void *p)
@@ -91,29 +83,11 @@ static void fold_ptr(const void *p)
     fold_i64(p && base && a >= b && a - b < RESERVE ? (int64_t)(a - b) + 1 : 0);
 }
 
-static void fold_rng(tt_rng r)
-{
-    fold_i64((int64_t)r.seed), fold_i64((int64_t)r.stream);
-}
-
-static void fold_desc(const tt_attn_desc *a)
-{
-    fold_i64(a->B), fold_i64(a->T), fold_i64(a->NH), fold_i64(a->HS), fold_i64(a->ldq);
-    fold_i64(a->ldk), fold_i64(a->ldv), fold_i64(a->ldo), fold_real((double)a->scale);
-    fold_i64(a->causal), fold_real((double)a->p), fold_i64(a->full);
-}
-
-static void fold_gemm(const tt_gemm_op *g)
-{
-    fold_i64(g != NULL);
-    if (!g) return;
-    fold_i64(g->ta), fold_i64(g->tb), fold_i64(g->M), fold_i64(g->N), fold_i64(g->K);
-    fold_real((double)g->alpha), fold_ptr(g->A), fold_i64(g->lda), fold_ptr(g->B);
-    fold_i64(g->ldb), fold_real((double)g->beta), fold_ptr(g->C), fold_i64(g->ldc);
-}
-
+static void fold_rng(tt_rng r) { call_hash = tt_hash_rng(call_hash, r); }
+static void fold_desc(const tt_attn_desc *a) { call_hash = tt_hash_attn_desc(call_hash, a); }
+static void fold_gemm(const tt_gemm_op *g) { call_hash = tt_hash_gemm_op(call_hash, g); }
 static void fold_adamw(const tt_adamw_scalars *s) { (void)s; } /* they vary */
-static void fold_sgd(const tt_sgd_scalars *s) { fold_i64(s->first), fold_i64(s->use_buf); }
+static void fold_sgd(const tt_sgd_scalars *s) { call_hash = tt_hash_sgd(call_hash, s); }
 
 #define FOLD(x)                                                                                \
     _Generic((x),                                                                              \
@@ -159,8 +133,7 @@ static void note_call(const char *slot);
 #define NOTE(slot, ...)                                                                        \
     do {                                                                                       \
         if (!in_step || !replayable) break;                                                    \
-        call_hash = 0xcbf29ce484222325ull;                                                     \
-        fold_str(slot);                                                                        \
+        call_hash = tt_hash_bytes(TT_HASH_START, slot, strlen(slot));                          \
         CAT(F, NARGS(__VA_ARGS__))(__VA_ARGS__);                                               \
         note_call(slot);                                                                       \
     } while (0)
@@ -294,40 +267,37 @@ static void guard_step_setup(size_t staging_bytes, bool replay)
     staging = staging_bytes;
     replayable = replay && staging_bytes > 0;
     step_no = 0;
-    if (replayable && !calls) calls = tt_xmalloc(MAX_CALLS * sizeof *calls); /* kept */
+    calls.n = calls.n_kept = 0;
+    if (replayable && !calls.kept) /* kept for the process's later runs */
+        calls.kept = tt_xmalloc(TT_CALL_LOG_MAX * sizeof *calls.kept);
 }
 
 static void guard_step_begin(const tt_rng *r)
 {
     (void)r;
     TT_ASSERT_MSG(!in_step, "guard device: step_begin inside a training step");
-    in_step = true, staged = 0, n_calls = 0;
+    in_step = true, staged = 0;
     step_no++;
 }
 
 static void note_call(const char *slot)
 {
-    int64_t k = n_calls++;
-    if (step_no < 2 || k >= MAX_CALLS) return;
-    if (step_no == 2) {
-        calls[k] = call_hash;
-        return;
-    }
-    TT_ASSERT_MSG(k < n_second && calls[k] == call_hash, "guard device: call %lld (%s) of "
-                  "training step %lld differs from the second step's (other device memory, "
-                  "sizes or constants): a CUDA graph captured at the second step could not "
-                  "replay it", (long long)k, slot, (long long)step_no);
+    if (step_no < 2) return; /* the first step may differ: only the second is recorded */
+    TT_ASSERT_MSG(tt_call_log_note(&calls, call_hash, step_no == 2), "guard device: call %lld "
+                  "(%s) of training step %lld differs from the second step's (other device "
+                  "memory, sizes or constants): a CUDA graph captured at the second step could "
+                  "not replay it", (long long)calls.n - 1, slot, (long long)step_no);
 }
 
 static void guard_step_end(void)
 {
     TT_ASSERT_MSG(in_step, "guard device: step_end without step_begin");
     in_step = false;
-    if (!replayable) return;
-    if (step_no == 2) n_second = n_calls;
-    TT_ASSERT_MSG(step_no <= 2 || n_calls == n_second, "guard device: training step %lld made "
-                  "%lld calls, the second %lld: a CUDA graph could not replay it",
-                  (long long)step_no, (long long)n_calls, (long long)n_second);
+    if (!replayable || step_no < 2) return;
+    const int64_t made = calls.n;
+    TT_ASSERT_MSG(tt_call_log_end(&calls, step_no == 2), "guard device: training step %lld "
+                  "made %lld calls, the second %lld: a CUDA graph could not replay it",
+                  (long long)step_no, (long long)made, (long long)calls.n_kept);
 }
 
 static void g_to_host(void *dst, const void *src, size_t bytes)

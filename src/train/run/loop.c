@@ -107,14 +107,21 @@ static int64_t batch_targets(const tt_run *r)
     return count;
 }
 
+/* The loss this process computed, read from the device. */
+static double share_loss(const tt_run *r, const tt_var *loss)
+{
+    real l;
+    r->g.be->to_host(&l, loss->val.data, sizeof l);
+    return (double)l;
+}
+
 double tt_run_grads(tt_run *r, tt_var *loss)
 {
     double global = 0.0;
     real seed = R(1);
     r->step_tokens = r->batch.n_tokens;
     if (r->batch.parts > 1) {
-        real l;
-        r->g.be->to_host(&l, loss->val.data, sizeof l);
+        const double l = share_loss(r, loss);
         /* one small sum over the ranks: the whole batch's loss (a mean over all its targets),
          * its tokens, and whether any rank caught a signal (all stop after the same step) */
         const int64_t mine = batch_targets(r);
@@ -135,10 +142,7 @@ double tt_run_grads(tt_run *r, tt_var *loss)
 
 double tt_run_loss(const tt_run *r, const tt_var *loss, double summed)
 {
-    if (r->batch.parts > 1) return summed;
-    real l;
-    r->g.be->to_host(&l, loss->val.data, sizeof l);
-    return (double)l;
+    return r->batch.parts > 1 ? summed : share_loss(r, loss);
 }
 
 double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr)
