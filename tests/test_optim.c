@@ -271,16 +271,20 @@ START_TEST(test_gate_blocks_nonfinite_loss)
             tt_optim_step(&o, 0.1, NULL); /* a state to keep: moments not 0 */
             const size_t bytes = (size_t)ps.numel * sizeof(real);
             real *p0 = tt_test_alloc(ps.numel), *m0 = tt_test_alloc(ps.numel);
+            real *v0 = tt_test_alloc(ps.numel);
             memcpy(p0, ps.data, bytes);
             memcpy(m0, o.m, bytes);
+            memcpy(v0, o.v, bytes);
             real gate = GATE[gi];
             tt_optim_step(&o, 0.1, &gate);
-            const bool same = memcmp(p0, ps.data, bytes) == 0 && memcmp(m0, o.m, bytes) == 0;
+            const bool same = memcmp(p0, ps.data, bytes) == 0 &&
+                              memcmp(m0, o.m, bytes) == 0 && memcmp(v0, o.v, bytes) == 0;
             ck_assert_msg(same == (gi > 0), "%s, gate %g: parameters %s", FIXTURE[k],
                           (double)gate, gi > 0 ? "changed" : "did not change");
             ck_assert_int_eq(o.t, 2);
             free(p0);
             free(m0);
+            free(v0);
             tt_optim_free(&o);
             tt_params_free(&ps);
             tt_st_close(&f);

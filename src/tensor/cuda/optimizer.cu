@@ -122,23 +122,22 @@ double tt_cuda_sum_squares(const real *x, int64_t n)
 }
 
 /* The clipping factor of the last sum of squares, worked out by one thread in double as the CPU
- * does (sqrt and the division correctly rounded on both), and whether to scale at all. */
+ * does (sqrt and the division correctly rounded on both); 1 when not clipping, which leaves g as
+ * it is (the CPU's scaling by a factor that rounds to 1 gives the same bits). */
 static __device__ real clip_coef;
-static __device__ bool clip_on;
 
 static __global__ void clip_norm_kernel(double *norm, double max_norm, int64_t n)
 {
     double nrm = n > 0 ? sqrt(sq_total) : 0.0;
     *norm = nrm;
-    clip_on = max_norm > 0.0 && nrm > max_norm;
-    clip_coef = clip_on ? (real)(max_norm / (nrm + 1e-6)) : R(1);
+    clip_coef = max_norm > 0.0 && nrm > max_norm ? (real)(max_norm / (nrm + 1e-6)) : R(1);
 }
 
-/* g (n) = clip_coef * g, as scale_forward's kernel multiplies, when clipping is on */
+/* g (n) = clip_coef * g, as scale_forward's kernel multiplies */
 static __global__ void clip_scale_kernel(real *g, int64_t n)
 {
-    if (!clip_on) return;
     const real c = clip_coef;
+    if (c == R(1)) return;
     GRID_LOOP(i, n) g[i] = c * g[i];
 }
 
