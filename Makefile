@@ -148,8 +148,9 @@ run: deps-ok
 
 .PHONY: libs runners
 libs: $(LIB32) $(LIB64)
-# the bench suite runs bench_step (a float32 program) as a user does: built with the runners
-runners: $(CHECK32) $(CHECK64) $(BENCH_STEP)
+# the bench suite runs bench_step (a float32 program) as a user does: built with the runners,
+# and with CUDA=1 bench_attention too (scripts/gpu_check.sh's attention step runs it)
+runners: $(CHECK32) $(CHECK64) $(BENCH_STEP) $(if $(filter 1,$(CUDA)),$(BUILD)/bench_attention)
 
 # Objects depend on the Makefile: a change of flags rebuilds them.
 $(BUILD)/f32/%.o: %.c Makefile | deps-ok
@@ -303,8 +304,9 @@ bench-step: deps-ok
 	@$(MAKE) --no-print-directory $(BENCH_STEP)
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
-# bench-attention (CUDA=1): the fused attention forward against cuBLAS + softmax (the tests'
-# reference) on the bench rows' shapes; ROWS="tiny base" for some of them
+# bench-attention (CUDA=1): the fused attention's three arithmetics forward and backward, the
+# forward against cuBLAS + softmax (the tests' reference) at matmul precision highest and high,
+# on the bench rows' shapes; ROWS="tiny base" for some of them
 bench-attention: deps-ok
 	$(if $(filter 1,$(CUDA)),,$(error bench-attention times the CUDA kernels. HINT: make CUDA=1 \
 	  bench-attention))

@@ -1,12 +1,15 @@
-/* bench_attention.c: the fused CUDA attention forward (tensor/cuda/attention.cu) against the
- * composition it must beat (tensor/cuda/attention_ref.cu: strided-batched cuBLAS gemms and a
- * masked-softmax kernel, the tests' reference), on the attention shapes of the bench rows, in
- * float32 at the build's matmul precision "highest". Both write out and the weights (att); no
- * dropout (the composition has none) and no padding mask. Each is timed as a median of 7
- * batches of `reps` calls, each batch ended by a read of one value (the stream's end). Prints
- * one line per shape and a JSON line per shape; exit 0 also when fused is slower (a missed
- * target is not an error), 2 on a usage error, and "SKIP: no CUDA device" with exit 0 on a
- * machine without a GPU.
+/* bench_attention.c: the fused CUDA attention (tensor/cuda/attention.cu, attention_tc.cu)
+ * against the composition it must beat (tensor/cuda/attention_ref.cu: strided-batched cuBLAS
+ * gemms and a masked-softmax kernel, the tests' reference), on the attention shapes of the
+ * bench rows, in float32. Each of the fused kernels' arithmetics (cuda.h: the float cores, three
+ * TF32 products, one TF32 product) is timed forward and backward (dq, dk, dv); its forward is
+ * compared with the composition at the matmul precision it stands for (the float cores and
+ * 3xTF32: "highest", cuBLAS's default math; TF32: "high", cuBLAS's TF32). The target: at each
+ * precision, the arithmetic set_matmul_precision picks is faster than the composition. No
+ * dropout (the composition has none) and no padding mask. Each time is the median of 7 batches
+ * of `reps` calls, each batch ended by a read of one value (the stream's end). Prints a line
+ * and a JSON line per shape and arithmetic; exit 0 also when a target is missed (that is not
+ * an error), 2 on a usage error, and "SKIP: no CUDA device" with exit 0 without a GPU.
  *   build/cuda/bench_attention [--reps N] [--rows "tiny small medium base gpt-small gpt-medium"]
  * (make CUDA=1 bench-attention) */
 #include "bench_util.h"
@@ -45,37 +48,68 @@ static const struct {
 };
 enum { NROWS = sizeof ROWS / sizeof ROWS[0] };
 
-typedef void (*attn_fn)(const tt_attn_desc *a, real *out, real *att, const real *qkv);
+/* a shape's device buffers: q, k, v as column blocks of qkv (B,T,3D), their gradients in dqkv
+ * alike; out, dout (B,T,D); att (B,NH,T,T); the backward's scratch */
+typedef struct bufs {
+    real *qkv, *dqkv, *out, *dout, *att, *scratch;
+} bufs;
 
-static void fused(const tt_attn_desc *a, real *out, real *att, const real *qkv)
+typedef void (*attn_fn)(const tt_attn_desc *a, const bufs *m);
+
+static void fused(const tt_attn_desc *a, const bufs *m)
 {
     const int D = a->NH * a->HS;
-    tt_cuda_backend.attention_forward(out, att, NULL, qkv, qkv + D, qkv + 2 * D, NULL, a,
-                                      (tt_rng){0}, NULL);
+    tt_cuda_backend.attention_forward(m->out, m->att, NULL, m->qkv, m->qkv + D, m->qkv + 2 * D,
+                                      NULL, a, (tt_rng){0}, NULL);
 }
 
-static void composed(const tt_attn_desc *a, real *out, real *att, const real *qkv)
+static void fused_backward(const tt_attn_desc *a, const bufs *m)
 {
     const int D = a->NH * a->HS;
-    tt_cuda_attention_reference_forward(out, att, qkv, qkv + D, qkv + 2 * D, NULL, a);
+    tt_cuda_backend.attention_backward(m->dqkv, m->dqkv + D, m->dqkv + 2 * D, m->dout, m->att,
+                                       NULL, m->qkv, m->qkv + D, m->qkv + 2 * D, a, m->scratch);
+}
+
+static void composed(const tt_attn_desc *a, const bufs *m)
+{
+    const int D = a->NH * a->HS;
+    tt_cuda_attention_reference_forward(m->out, m->att, m->qkv, m->qkv + D, m->qkv + 2 * D, NULL,
+                                        a);
 }
 
 /* the median seconds of one call over 7 batches of reps calls */
-static double time_calls(attn_fn f, const tt_attn_desc *a, real *out, real *att,
-                         const real *qkv, int reps)
+static double time_calls(attn_fn f, const tt_attn_desc *a, const bufs *m, int reps)
 {
     const tt_backend *be = &tt_cuda_backend;
     real one;
     double t[7];
-    for (int w = 0; w < 3; w++) f(a, out, att, qkv); /* first calls: lazy set-up */
-    be->to_host(&one, out, sizeof one);
+    for (int w = 0; w < 3; w++) f(a, m); /* first calls: lazy set-up */
+    be->to_host(&one, m->out, sizeof one);
     for (int k = 0; k < 7; k++) {
         double t0 = now_s();
-        for (int r = 0; r < reps; r++) f(a, out, att, qkv);
-        be->to_host(&one, out, sizeof one);
+        for (int r = 0; r < reps; r++) f(a, m);
+        be->to_host(&one, m->out, sizeof one);
         t[k] = (now_s() - t0) / reps;
     }
     return median(t, 7);
+}
+
+/* the fused kernels' arithmetics, each with the precision it is compared at */
+static const struct {
+    tt_cuda_attn_math math;
+    const char *name;
+    bool high;
+} MATHS[] = {{TT_CUDA_ATTN_FLOAT, "float", false},
+             {TT_CUDA_ATTN_TF32X3, "3xTF32", false},
+             {TT_CUDA_ATTN_TF32, "TF32", true}};
+
+/* q, k, v and dout uniform in [-1, 1) (xorshift from seed) */
+static void fill_uniform(real *x, size_t n, uint64_t s)
+{
+    for (size_t k = 0; k < n; k++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        x[k] = (real)((double)(s >> 11) / 4503599627370496.0 - 1.0);
+    }
 }
 
 static bool wanted(const char *list, const char *name)
@@ -110,11 +144,17 @@ int main(int argc, char **argv)
         printf("SKIP: no CUDA device (%s)\n", err);
         return 0;
     }
-    be->set_matmul_precision(false);
-    printf("attention forward, float32, no dropout, %d calls per timing: fused kernel against "
-           "cuBLAS + softmax\n", reps);
-    printf("%-11s %5s %5s %4s %4s %7s  %10s  %10s  %7s  %s\n", "row", "B", "T", "NH", "HS",
-           "causal", "fused us", "composed us", "speed-up", "target");
+    tt_cuda_attn_math picked[2]; /* what set_matmul_precision picks: highest, high */
+    for (int high = 1; high >= 0; high--) {
+        be->set_matmul_precision(high);
+        picked[high] = tt_cuda_attention_math();
+    }
+    printf("attention, float32, no dropout, %d calls per timing: the fused kernels forward and "
+           "backward, the forward against cuBLAS + softmax at the same matmul precision\n",
+           reps);
+    printf("%-11s %3s %4s %3s %3s %6s  %-7s %-7s %9s %11s %8s %9s  %s\n", "row", "B", "T", "NH",
+           "HS", "causal", "math", "prec", "fused us", "composed us", "speed-up", "bwd us",
+           "target");
     int missed = 0;
     for (int i = 0; i < NROWS; i++) {
         if (!wanted(rows, ROWS[i].name)) continue;
@@ -123,29 +163,51 @@ int main(int argc, char **argv)
                                 .ldv = 3 * D, .ldo = D, .scale = R(1) / sqrtf((float)HS),
                                 .causal = ROWS[i].causal, .p = R(0)};
         const size_t nqkv = (size_t)B * T * 3 * D, natt = (size_t)B * NH * T * T;
+        const size_t nout = (size_t)B * T * D;
         real *host = tt_xmalloc(nqkv * sizeof(real));
-        uint64_t s = 88172645463325252ull + (uint64_t)i;
-        for (size_t k = 0; k < nqkv; k++) { /* xorshift: uniform in [-1, 1) */
-            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            host[k] = (real)((double)(s >> 11) / 4503599627370496.0 - 1.0);
+        bufs m = {.qkv = be->alloc(nqkv * sizeof(real)), .dqkv = be->alloc(nqkv * sizeof(real)),
+                  .out = be->alloc(nout * sizeof(real)), .dout = be->alloc(nout * sizeof(real)),
+                  .att = be->alloc(natt * sizeof(real)),
+                  .scratch = be->alloc(be->attention_scratch(&a, true))};
+        fill_uniform(host, nqkv, 88172645463325252ull + (uint64_t)i);
+        be->from_host(m.qkv, host, nqkv * sizeof(real));
+        fill_uniform(host, nout, 2463534242ull + (uint64_t)i);
+        be->from_host(m.dout, host, nout * sizeof(real));
+        be->zero(m.dqkv, nqkv * sizeof(real));
+        double tc[2]; /* the composition at highest, high */
+        for (int high = 0; high <= 1; high++) {
+            be->set_matmul_precision(high);
+            tc[high] = time_calls(composed, &a, &m, reps);
         }
-        real *qkv = be->alloc(nqkv * sizeof(real)), *att = be->alloc(natt * sizeof(real));
-        real *out = be->alloc((size_t)B * T * D * sizeof(real));
-        be->from_host(qkv, host, nqkv * sizeof(real));
-        double tf = time_calls(fused, &a, out, att, qkv, reps);
-        double tc = time_calls(composed, &a, out, att, qkv, reps);
-        bool pass = tf < tc;
-        missed += !pass;
-        printf("%-11s %5d %5d %4d %4d %7s  %10.1f  %10.1f  %7.2fx  %s\n", ROWS[i].name, B, T, NH,
-               HS, a.causal ? "yes" : "no", tf * 1e6, tc * 1e6, tc / tf, pass ? "PASS" : "FAIL");
-        printf("{\"row\": \"%s\", \"fused_us\": %.2f, \"composed_us\": %.2f, \"speedup\": %.3f}\n",
-               ROWS[i].name, tf * 1e6, tc * 1e6, tc / tf);
-        be->free(qkv);
-        be->free(out);
-        be->free(att);
+        for (size_t k = 0; k < sizeof MATHS / sizeof MATHS[0]; k++) {
+            const bool high = MATHS[k].high;
+            be->set_matmul_precision(high);
+            tt_cuda_attention_set_math(MATHS[k].math);
+            double tf = time_calls(fused, &a, &m, reps);
+            double tb = time_calls(fused_backward, &a, &m, reps);
+            const bool target = picked[high] == MATHS[k].math, pass = tf < tc[high];
+            missed += target && !pass;
+            printf("%-11s %3d %4d %3d %3d %6s  %-7s %-7s %9.1f %11.1f %7.2fx %9.1f  %s\n",
+                   ROWS[i].name, B, T, NH, HS, a.causal ? "yes" : "no", MATHS[k].name,
+                   high ? "high" : "highest", tf * 1e6, tc[high] * 1e6, tc[high] / tf, tb * 1e6,
+                   !target ? "-" : pass ? "PASS" : "FAIL");
+            printf("{\"row\": \"%s\", \"math\": \"%s\", \"precision\": \"%s\", "
+                   "\"fused_us\": %.2f, \"composed_us\": %.2f, \"speedup\": %.3f, "
+                   "\"backward_us\": %.2f, \"picked\": %s}\n",
+                   ROWS[i].name, MATHS[k].name, high ? "high" : "highest", tf * 1e6,
+                   tc[high] * 1e6, tc[high] / tf, tb * 1e6, target ? "true" : "false");
+        }
+        be->set_matmul_precision(false);
+        be->free(m.qkv);
+        be->free(m.dqkv);
+        be->free(m.out);
+        be->free(m.dout);
+        be->free(m.att);
+        be->free(m.scratch);
         free(host);
     }
-    printf("fused faster on every row: %s\n", missed ? "no" : "yes");
+    printf("the picked fused kernels faster on every row at both precisions: %s\n",
+           missed ? "no" : "yes");
     return 0;
 }
 

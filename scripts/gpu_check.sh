@@ -20,6 +20,10 @@
 #                resumed on the other for a third epoch: valid_loss within 1e-3
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
+#     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores,
+#                3xTF32, TF32) forward and backward on the bench rows' shapes, the forward
+#                against cuBLAS + softmax at matmul precision highest and high (under a
+#                minute); its table in the summary; a missed target does not fail the step
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
 #                about 7 minutes): its lines in bench.log, its table in gpu_bench.txt and the
@@ -48,7 +52,7 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda suites memcheck racecheck train dump bench)
+ALL_STEPS=(build cuda suites memcheck racecheck train dump attention bench)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -387,6 +391,17 @@ if wanted dump; then
         step "dump: $DEVICE vs cpu, every tensor" "$log" 60 python3 "$COMPARE" dump \
             "$TMP/dump_cpu.safetensors" "$TMP/dump_$DEVICE.safetensors"
         grep "^largest relative difference" "$log" | tail -1 | tee -a "$SUMMARY"
+    fi
+fi
+
+if wanted attention; then
+    log=$LOGS/attention.log
+    : >"$log"
+    if [ "$gpu" != 1 ]; then
+        record attention SKIP 0 "$log ($([ "$CUDA" = 1 ] && echo 'no GPU' || echo 'dry run'))"
+    elif built "$BIN/bench_attention" attention "$log"; then
+        step attention "$log" 180 "$BIN/bench_attention"
+        grep -v '^{' "$log" | grep -v '^+ ' | tee -a "$SUMMARY"
     fi
 fi
 

@@ -29,6 +29,9 @@
 
 static const tt_backend *const cpu = &tt_cpu_backend, *const gpu = &tt_cuda_backend;
 
+/* the tolerance compare() holds reals to: CU_TOL, but for attention's TF32 products */
+static double tol = CU_TOL;
+
 /* Whether the device can run here: asked once, and its absence said once. */
 static bool have_gpu(void)
 {
@@ -222,7 +225,7 @@ static void compare(const kcase *c, const arg *x, const void *got, const void *w
         double m = x->role == GRAD ? fabs((double)w[i] - (double)init[i]) : fabs((double)w[i]);
         scale = m > scale ? m : scale;
     }
-    ck_assert_close(what, g, w, x->n, CU_TOL * scale, CU_TOL);
+    ck_assert_close(what, g, w, x->n, tol * scale, tol);
     if (x->role == DROP)
         for (int64_t i = 0; i < x->n; i++)
             ck_assert_msg((g[i] == R(0)) == (w[i] == R(0)),
@@ -700,7 +703,7 @@ static void fill_pad(int32_t *pad, int B, int T)
  * gradients for each non-empty subset of dq, dk, dv. Packed: q, k, v are column blocks of one
  * [B,T,3D] buffer (ld 3D), and so are their gradients; out rows have stride D + 2 (two
  * columns the kernel must not touch). */
-static void attention_case(int s, int opt, bool packed)
+static void attention_case(int s, int opt, bool packed, const char *math)
 {
     const int B = ATT[s].B, T = ATT[s].T, NH = ATT[s].NH, HS = ATT[s].HS, D = NH * HS;
     const int ld = packed ? 3 * D : D, ldo = packed ? D + 2 : D, sk = opt / 8;
@@ -712,7 +715,7 @@ static void attention_case(int s, int opt, bool packed)
                           (int64_t)B * T};
     static const char *const SCALES[] = {"1/sqrt(HS)", "1", "tau 0.5"};
     char what[128];
-    snprintf(what, sizeof what, " %s B%d T%d NH%d HS%d%s%s scale %s p %g",
+    snprintf(what, sizeof what, " %s, %s B%d T%d NH%d HS%d%s%s scale %s p %g", math,
              packed ? "packed" : "unpacked", B, T, NH, HS, a.causal ? " causal" : "",
              opt & 2 ? " pad" : "", SCALES[sk], (double)a.p);
     const int no_keep = a.p > R(0) ? 0 : 1, no_kv = packed ? 3 : 0;
@@ -734,19 +737,53 @@ static void attention_case(int s, int opt, bool packed)
     kc_free(&f);
 }
 
+/* The kernels' arithmetic (cuda.h) and what each is held to: the float cores over every option
+ * set and the three TF32 products (a candidate for "highest") over every third, which still
+ * covers each combination of causal, padding and dropout, to CU_TOL; one TF32 product ("high",
+ * 10 mantissa bits) over the same sets to 3e-2, far below what a wrong index gives. */
+static const struct {
+    tt_cuda_attn_math math;
+    const char *name;
+    double tol;
+    int opt_step;
+} MATHS[] = {
+    {TT_CUDA_ATTN_FLOAT, "float cores", CU_TOL, 1},
+#ifndef TT_DOUBLE
+    {TT_CUDA_ATTN_TF32X3, "3xTF32", CU_TOL, 3},
+    {TT_CUDA_ATTN_TF32, "TF32", 3e-2, 3},
+#endif
+};
+
+/* the attention tcase's fixture: float cores and CU_TOL before and after each test */
+static void attention_defaults(void)
+{
+    tt_cuda_attention_set_math(TT_CUDA_ATTN_FLOAT);
+    tol = CU_TOL;
+}
+
+static void attention_cases(bool packed)
+{
+    for (size_t m = 0; m < sizeof MATHS / sizeof MATHS[0]; m++) {
+        tt_cuda_attention_set_math(MATHS[m].math);
+        tol = MATHS[m].tol;
+        for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++)
+            for (int opt = 0; opt < 24; opt += MATHS[m].opt_step)
+                attention_case(s, opt, packed, MATHS[m].name);
+    }
+    attention_defaults();
+}
+
 START_TEST(test_attention_unpacked)
 {
     NEED_GPU();
-    for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++)
-        for (int opt = 0; opt < 24; opt++) attention_case(s, opt, false);
+    attention_cases(false);
 }
 END_TEST
 
 START_TEST(test_attention_packed)
 {
     NEED_GPU();
-    for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++)
-        for (int opt = 0; opt < 24; opt++) attention_case(s, opt, true);
+    attention_cases(true);
 }
 END_TEST
 
@@ -844,6 +881,9 @@ START_TEST(test_matmul_precision)
     gpu->from_host(db, b, nb * sizeof(real));
     for (int high = 1; high >= 0; high--) {
         gpu->set_matmul_precision(high);
+        ck_assert_int_eq(tt_cuda_attention_math(),
+                         high && sizeof(real) == sizeof(float) ? TT_CUDA_ATTN_TF32
+                                                               : TT_CUDA_ATTN_FLOAT);
         gpu->gemm(false, false, M, N, K, R(1), da, K, 0, db, N, 0, R(0), dc, N, 0, 1);
         gpu->to_host(got, dc, nc * sizeof(real));
         double worst = 0;
@@ -959,6 +999,7 @@ Suite *cuda_suite(void)
     tcase_add_test(tc, test_gemm);
     tcase_add_test(tc, test_matmul_precision);
     tc = new_tcase(s, "attention");
+    tcase_add_checked_fixture(tc, attention_defaults, attention_defaults);
     tcase_add_test(tc, test_attention_unpacked);
     tcase_add_test(tc, test_attention_packed);
     tc = new_tcase(s, "optimizers");

@@ -5,82 +5,24 @@
  * A block owns 32 rows of one head: query rows in forward_kernel and dq_kernel, which keep
  * their (32, T) score rows in shared memory; key rows in dkv_kernel, which reads the dS that
  * dq_kernel left in the scratch. Every product is one 4 x 2 register tile per thread over
- * shared tiles (tile_mac); every sum runs in a fixed order, and there are no atomics. */
-#include "tensor/cuda/cuda.h"
+ * shared tiles (tile_mac); every sum runs in a fixed order, and there are no atomics.
+ * These are the float-core kernels; attention_tc.cu has the same three on tensor cores, and
+ * the launchers here pick one by tt_cuda_attention_set_math (cuda.h). */
+#include "tensor/cuda/attention.cuh"
 
-#include <cuda_runtime.h>
-
-/* A block is 8 warps over ROWS rows, RW per warp; a lane holds rows 4w..4w+3 times columns
- * lane and lane + 32 of a CT-wide column tile; reductions go through chunks of KC staged in
- * shared memory. TILE_REALS holds the largest staging: A (ROWS,KC+1) and B (CT,KC+1) tiles. */
-#define THREADS 256
-#define ROWS 32
-#define RW 4
+/* The float-core kernels: a lane holds rows 4w..4w+3 times columns lane and lane + 32 of a
+ * CT-wide column tile; TILE_REALS holds the largest staging: A (ROWS,KC+1) and B (CT,KC+1). */
 #define CW 2
-#define CT (32 * CW)
-#define KC 32
 #define TILE_REALS ((ROWS + CT) * (KC + 1))
 
-TT_HD static inline int imin(int x, int y) { return x < y ? x : y; }
-
-/* offset of row 0 of head h of batch b in a (B, T, ld) tensor */
-static __device__ __forceinline__ int64_t head_at(int ld, int T, int b, int h, int HS)
-{
-    return (int64_t)b * T * ld + (int64_t)h * HS;
-}
-
-/* The dropout mask's Philox element: keep (b, h, i, j) is element ((b NH + h) T + i) T + j of
- * the draw at `at`, i.e. word e % 4 of Philox block e / 4 of (seed, stream) with
- * e = at.counter + that index, exactly as cpu/attention.c's tt_cpu_keep_mask(keep, &at,
- * bh T T, T T, p) and tests/test_attention_ref.c's check_keep see it. */
-TT_HD static inline uint64_t keep_element(const tt_rng *at, int64_t bh, int T, int i, int j)
-{
-    return at->counter + (uint64_t)(((bh * T + i) * (int64_t)T) + j);
-}
-
-/* xor butterflies: a fixed tree, and every lane ends with the same bits (a + b == b + a) */
-static __device__ __forceinline__ real warp_sum(real x)
-{
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-static __device__ __forceinline__ real warp_max(real x)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        real y = __shfl_xor_sync(0xffffffffu, x, o);
-        x = y > x ? y : x;
-    }
-    return x;
-}
-
-/* dst[r ldt + c] = src[r lds + c] for r < rows, c < cols; 0 where r >= nr or c >= nc, so
- * products over a partial tile add zeros. Consecutive threads read consecutive columns. */
-static __device__ void load_tile(real *dst, int ldt, const real *src, int64_t lds, int rows,
-                                 int cols, int nr, int nc)
-{
-    for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
-        int r = e / cols, c = e % cols;
-        dst[r * ldt + c] = r < nr && c < nc ? src[r * lds + c] : R(0);
-    }
-}
-
-/* The transpose: dst[c ldt + r] = w(r, c) = src[r lds + c], times keep / (1-p) as s when keep
- * (same layout as src) is given, 0 outside (nr, nc). With ldt odd the stores miss no bank. */
+/* The transpose: dst[c ldt + r] = kept(src, keep, s, r lds + c), 0 outside (nr, nc). With
+ * ldt odd the stores miss no bank. */
 static __device__ void load_tile_t(real *dst, int ldt, const real *src, const uint8_t *keep, real s,
                                    int64_t lds, int rows, int cols, int nr, int nc)
 {
     for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
         int r = e / cols, c = e % cols;
-        real x = R(0);
-        if (r < nr && c < nc) {
-            x = src[r * lds + c];
-            if (keep) {
-                real y = x * s;
-                x = keep[r * lds + c] ? y : R(0);
-            }
-        }
-        dst[c * ldt + r] = x;
+        dst[c * ldt + r] = r < nr && c < nc ? kept(src, keep, s, r * lds + c) : R(0);
     }
 }
 
@@ -138,8 +80,10 @@ static __device__ void rows_times_rows(real acc[RW][CW], real *tiles, const real
     zero_acc(acc);
     for (int d0 = 0; d0 < HS; d0 += KC) {
         __syncthreads(); /* the tiles' last readers are done */
-        load_tile(As, KC + 1, A + (int64_t)i0 * lda + d0, lda, ROWS, KC, T - i0, HS - d0);
-        load_tile(Bs, KC + 1, B + (int64_t)j0 * ldb + d0, ldb, CT, KC, T - j0, HS - d0);
+        load_tile(As, KC + 1, A + (int64_t)i0 * lda + d0, NULL, R(1), lda, ROWS, KC, T - i0,
+                  HS - d0);
+        load_tile(Bs, KC + 1, B + (int64_t)j0 * ldb + d0, NULL, R(1), ldb, CT, KC, T - j0,
+                  HS - d0);
         __syncthreads();
         tile_mac(acc, As, KC + 1, Bs, 1, KC + 1, imin(KC, HS - d0));
     }
@@ -153,7 +97,8 @@ static __device__ void smem_rows_times(real acc[RW][CW], real *tiles, const real
     zero_acc(acc);
     for (int j0 = 0; j0 < kend; j0 += KC) {
         __syncthreads();
-        load_tile(tiles, CT, M + (int64_t)j0 * ldm + d0, ldm, KC, CT, kend - j0, HS - d0);
+        load_tile(tiles, CT, M + (int64_t)j0 * ldm + d0, NULL, R(1), ldm, KC, CT, kend - j0,
+                  HS - d0);
         __syncthreads();
         tile_mac(acc, W + j0, T, tiles, CT, 1, imin(KC, kend - j0));
     }
@@ -172,74 +117,9 @@ static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, 
         const int64_t w0 = (int64_t)t0 * T + j0;
         __syncthreads();
         load_tile_t(Ws, KC + 1, W + w0, keep ? keep + w0 : NULL, s, T, KC, ROWS, T - t0, T - j0);
-        load_tile(Ms, CT, M + (int64_t)t0 * ldm + d0, ldm, KC, CT, T - t0, HS - d0);
+        load_tile(Ms, CT, M + (int64_t)t0 * ldm + d0, NULL, R(1), ldm, KC, CT, T - t0, HS - d0);
         __syncthreads();
         tile_mac(acc, Ws, KC + 1, Ms, CT, 1, imin(KC, T - t0));
-    }
-}
-
-/* Dropout on row i of head bh, whose P is in row: keep[j] = Philox keep bit, row[j] = P keep s.
- * A lane takes whole Philox blocks (4 consecutive elements): each block is computed once. */
-static __device__ void drop_row(real *row, uint8_t *krow, tt_rng at, uint32_t thr, real s,
-                                int64_t bh, int T, int i)
-{
-    const uint64_t e0 = keep_element(&at, bh, T, i, 0), e1 = e0 + (uint64_t)T;
-    for (uint64_t blk = (e0 >> 2) + threadIdx.x % 32; blk <= (e1 - 1) >> 2; blk += 32) {
-        uint32_t wd[4];
-        tt_philox_block(at.seed, at.stream, blk, wd);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            uint64_t e = 4 * blk + (uint64_t)k;
-            if (e < e0 || e >= e1) continue;
-            int j = (int)(e - e0), kp = tt_philox_keep(wd[k], thr);
-            real x = row[j] * s;
-            krow[j] = (uint8_t)kp;
-            row[j] = kp ? x : R(0);
-        }
-    }
-}
-
-/* This warp's rows of S (scores of keys < kend; past kend every key is causally masked) become
- * P, written to att; with keep, dropout; S keeps D for O = D V. pad: batch b's (T) or NULL. */
-static __device__ void softmax_rows(real *S, real *att, uint8_t *keep, const int32_t *pad,
-                                    bool causal, tt_rng at, uint32_t thr, real s, int64_t bh, int T,
-                                    int i0, int kend)
-{
-    const int lane = (int)(threadIdx.x % 32);
-    const int r0 = RW * (int)(threadIdx.x / 32);
-    for (int r = r0; r < r0 + RW; r++) {
-        const int i = i0 + r;
-        real *row = S + (int64_t)r * T;
-        if (i >= T) { /* past the last query: zeros, for phase 3 to read */
-            for (int j = lane; j < T; j += 32) row[j] = R(0);
-            continue;
-        }
-        real m = -R_INF;
-        for (int j = lane; j < T; j += 32) {
-            bool masked = j >= kend || (causal && j > i) || (pad && pad[j]);
-            real x = masked ? -R_INF : row[j];
-            row[j] = x;
-            m = x > m ? x : m;
-        }
-        m = warp_max(m);
-        real sum = R(0);
-        for (int j = lane; j < T; j += 32) {
-            real e = m == -R_INF ? R(0) : R_EXP(row[j] - m);
-            row[j] = e;
-            sum += e;
-        }
-        sum = warp_sum(sum);
-        real inv = sum > R(0) ? R(1) / sum : R(0); /* sum >= 1 unless every key is masked */
-        real *arow = att + (bh * T + i) * T;
-        for (int j = lane; j < T; j += 32) {
-            real p = row[j] * inv;
-            row[j] = p;
-            arow[j] = p;
-        }
-        if (keep) {
-            __syncwarp(); /* drop_row's lanes own other j */
-            drop_row(row, keep + (bh * T + i) * T, at, thr, s, bh, T, i);
-        }
     }
 }
 
@@ -268,46 +148,11 @@ static __global__ void __launch_bounds__(THREADS)
         store_tile(S + j0, T, acc, a.scale, false, ROWS, kend - j0);
     }
     __syncwarp(); /* a warp's S rows are its own from here to the end */
-    softmax_rows(S, att, keep, pad ? pad + (int64_t)b * T : NULL, a.causal, at, thr, s, bh, T,
-                 i0, kend);
+    softmax_rows(S, T, T, att, keep, pad ? pad + (int64_t)b * T : NULL, a.causal, at, thr, s, bh,
+                 T, i0, kend);
     for (int d0 = 0; d0 < HS; d0 += CT) {
         smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
         store_tile(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
-    }
-}
-
-/* This warp's rows of S hold dD = dO V^T (keys < kend; past kend P = 0); S becomes
- * dS = P (dP - sum_j dP P), dP = dD keep s (keep NULL: dD), also written to ds when given. */
-static __device__ void ds_rows(real *S, real *ds, const real *att, const uint8_t *keep, real s,
-                               int64_t bh, int T, int i0, int kend)
-{
-    const int lane = (int)(threadIdx.x % 32);
-    const int r0 = RW * (int)(threadIdx.x / 32);
-    for (int r = r0; r < r0 + RW; r++) {
-        const int i = i0 + r;
-        real *row = S + (int64_t)r * T;
-        if (i >= T) {
-            for (int j = lane; j < T; j += 32) row[j] = R(0);
-            continue;
-        }
-        const int64_t e0 = (bh * T + i) * T;
-        const real *prow = att + e0;
-        real dot = R(0);
-        for (int j = lane; j < T; j += 32) {
-            real g = j < kend ? row[j] : R(0);
-            if (keep) {
-                real x = g * s;
-                g = keep[e0 + j] ? x : R(0);
-            }
-            row[j] = g;
-            dot += g * prow[j];
-        }
-        dot = warp_sum(dot);
-        for (int j = lane; j < T; j += 32) {
-            real d = prow[j] * (row[j] - dot);
-            row[j] = d;
-            if (ds) ds[e0 + j] = d;
-        }
     }
 }
 
@@ -333,7 +178,7 @@ static __global__ void __launch_bounds__(THREADS)
         store_tile(S + j0, T, acc, R(1), false, ROWS, kend - j0);
     }
     __syncwarp();
-    ds_rows(S, ds, att, keep, s, bh, T, i0, kend);
+    ds_rows(S, T, T, ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return;
     dq += head_at(a.ldq, T, b, h, HS) + (int64_t)i0 * a.ldq;
     for (int d0 = 0; d0 < HS; d0 += CT) {
@@ -373,44 +218,24 @@ static __global__ void __launch_bounds__(THREADS)
     }
 }
 
-/* Sizes the kernels index with (int offsets inside a head, grid y and z). */
-static void check_desc(const tt_attn_desc *a)
+/* Which kernels run: set_matmul_precision picks (backend.cu), tests and bench_attention force
+ * one. float64 builds have only the float cores. */
+static tt_cuda_attn_math math_mode = TT_CUDA_ATTN_FLOAT;
+
+void tt_cuda_attention_set_math(tt_cuda_attn_math m)
 {
-    const int D = a->NH * a->HS;
-    TT_ASSERT_MSG(a->B >= 0 && a->T >= 1 && a->NH >= 1 && a->HS >= 1,
-                  "attention: B %d, T %d, NH %d, HS %d", a->B, a->T, a->NH, a->HS);
-    TT_ASSERT_MSG(a->B <= 65535 && a->NH <= 65535, "attention: B %d or NH %d past the grid's "
-                  "65535", a->B, a->NH);
-    TT_ASSERT_MSG(a->ldq >= D && a->ldk >= D && a->ldv >= D && a->ldo >= D,
-                  "attention: row strides q %d, k %d, v %d, out %d below NH*HS = %d", a->ldq,
-                  a->ldk, a->ldv, a->ldo, D);
+#ifdef TT_DOUBLE
+    m = TT_CUDA_ATTN_FLOAT;
+#endif
+    math_mode = m;
 }
 
-static dim3 grid_of(const tt_attn_desc *a)
-{
-    return dim3((unsigned)((a->T + ROWS - 1) / ROWS), (unsigned)a->NH, (unsigned)a->B);
-}
+tt_cuda_attn_math tt_cuda_attention_math(void) { return math_mode; }
 
-/* Dynamic shared memory of forward_kernel and dq_kernel: the tiles and ROWS score rows. Past
- * the default 48 KiB a kernel must be allowed it: once per kernel at the largest size seen
- * (a host-side attribute, nothing queued on the stream). */
+static int tc_passes(void) { return math_mode == TT_CUDA_ATTN_TF32 ? 1 : 3; }
+
+/* Dynamic shared memory of forward_kernel and dq_kernel: the tiles and ROWS score rows. */
 static size_t rows_smem(int T) { return (TILE_REALS + (size_t)ROWS * (size_t)T) * sizeof(real); }
-
-static void allow_smem(const void *kernel, size_t *allowed, int T)
-{
-    size_t bytes = rows_smem(T);
-    if (bytes <= 48 * 1024 || bytes <= *allowed) return;
-    int dev = 0, optin = 0;
-    TT_CUDA_CHECK(cudaGetDevice(&dev));
-    TT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    TT_ASSERT_MSG(bytes <= (size_t)optin,
-                  "attention: T = %d needs %zu bytes of shared memory per block (%d score rows "
-                  "of T), the GPU allows %d. HINT: a shorter sequence length, or float32",
-                  T, bytes, ROWS, optin);
-    TT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)bytes));
-    *allowed = bytes;
-}
 
 void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                                const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
@@ -423,7 +248,11 @@ void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *
     /* keep (not p) says whether to drop, as on the CPU; the threshold is philox.h's */
     uint32_t thr = keep ? tt_philox_keep_threshold((double)a->p) : 0;
     real s = keep ? R(1) / (R(1) - a->p) : R(1);
-    allow_smem((const void *)forward_kernel, &allowed, a->T);
+    if (math_mode != TT_CUDA_ATTN_FLOAT) {
+        tt_cuda_attention_tc_forward(out, att, keep, q, k, v, pad, a, at, thr, s, tc_passes());
+        return;
+    }
+    allow_smem((const void *)forward_kernel, &allowed, rows_smem(a->T), a->T);
     forward_kernel<<<grid_of(a), THREADS, rows_smem(a->T), (cudaStream_t)tt_cuda_stream()>>>(
         out, att, keep, q, k, v, pad, *a, at, tt_cuda_step_vary(), thr, s);
     TT_CUDA_CHECK(cudaGetLastError());
@@ -442,8 +271,13 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
     real s = keep ? R(1) / (R(1) - a->p) : R(1);
     real *ds = dk ? scratch : NULL;
     TT_ASSERT_MSG(!dk || scratch, "attention backward: dk needs the scratch (attention_scratch)");
+    if (math_mode != TT_CUDA_ATTN_FLOAT) {
+        tt_cuda_attention_tc_backward(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s,
+                                      tc_passes());
+        return;
+    }
     if (dq || dk) {
-        allow_smem((const void *)dq_kernel, &allowed, a->T);
+        allow_smem((const void *)dq_kernel, &allowed, rows_smem(a->T), a->T);
         dq_kernel<<<grid_of(a), THREADS, rows_smem(a->T), st>>>(dq, ds, dout, att, keep, k, v,
                                                                   *a, s);
         TT_CUDA_CHECK(cudaGetLastError());

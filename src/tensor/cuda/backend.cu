@@ -305,12 +305,14 @@ static int cuda_get_threads(void) { return 1; }
  * torch.backends.cuda.matmul.allow_tf32); "highest": cuBLAS's default math, float32 inputs and
  * accumulation as PyTorch's "highest" has them (the pedantic mode would also be float32, but
  * rules out kernels PyTorch uses). cuBLAS gives the same bits on every run of one GPU model
- * either way. float64 is unaffected. */
+ * either way. The fused attention follows: TF32 tensor cores at "high", float cores at
+ * "highest" (cuda.h). float64 is unaffected. */
 static void cuda_set_matmul_precision(bool high)
 {
     ensure_init();
     TT_CUBLAS_CHECK(cublasSetMathMode(blas, high ? CUBLAS_TF32_TENSOR_OP_MATH
                                                  : CUBLAS_DEFAULT_MATH));
+    tt_cuda_attention_set_math(high ? TT_CUDA_ATTN_TF32 : TT_CUDA_ATTN_FLOAT);
 }
 
 __global__ void fill_kernel(real *x, real value, int64_t n)

@@ -1,0 +1,247 @@
+/* cuda/attention.cuh: what the two fused attention implementations share (C++ only): the
+ * float-core kernels of attention.cu and the tensor-core (TF32 wmma) kernels of
+ * attention_tc.cu. Both give a block 32 query (or key) rows of one head and 8 warps, keep a
+ * block's score rows in shared memory, and run the same row passes over them: the masked
+ * softmax with the dropout mask (Philox, bit for bit the CPU's) and dS = P (dP - rowsum(dP P)).
+ * Only the products differ. */
+#ifndef TT_CUDA_ATTENTION_CUH
+#define TT_CUDA_ATTENTION_CUH
+
+#include "tensor/cuda/cuda.h"
+
+#include <cuda_runtime.h>
+
+/* A block: 8 warps over ROWS rows, RW rows per warp in the row passes; products go over chunks
+ * of KC staged in shared memory and give column tiles CT wide. */
+#define THREADS 256
+#define ROWS 32
+#define RW 4
+#define CT 64
+#define KC 32
+
+TT_HD static inline int imin(int x, int y)
+{
+    return x < y ? x : y;
+}
+TT_HD static inline int round_up(int x, int m)
+{
+    return (x + m - 1) / m * m;
+}
+
+/* offset of row 0 of head h of batch b in a (B, T, ld) tensor */
+static __device__ __forceinline__ int64_t head_at(int ld, int T, int b, int h, int HS)
+{
+    return (int64_t)b * T * ld + (int64_t)h * HS;
+}
+
+/* The dropout mask's Philox element: keep (b, h, i, j) is element ((b NH + h) T + i) T + j of
+ * the draw at `at`, i.e. word e % 4 of Philox block e / 4 of (seed, stream) with
+ * e = at.counter + that index, exactly as cpu/attention.c's tt_cpu_keep_mask(keep, &at,
+ * bh T T, T T, p) and tests/test_attention_ref.c's check_keep see it. */
+TT_HD static inline uint64_t keep_element(const tt_rng *at, int64_t bh, int T, int i, int j)
+{
+    return at->counter + (uint64_t)(((bh * T + i) * (int64_t)T) + j);
+}
+
+/* xor butterflies: a fixed tree, and every lane ends with the same bits (a + b == b + a) */
+static __device__ __forceinline__ real warp_sum(real x)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+static __device__ __forceinline__ real warp_max(real x)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        real y = __shfl_xor_sync(0xffffffffu, x, o);
+        x = y > x ? y : x;
+    }
+    return x;
+}
+
+/* src[at], times s where keep (src's layout) is given and keeps it, 0 where it drops */
+static __device__ __forceinline__ real kept(const real *src, const uint8_t *keep, real s,
+                                            int64_t at)
+{
+    real x = src[at];
+    if (!keep) return x;
+    real y = x * s;
+    return keep[at] ? y : R(0);
+}
+
+/* dst[r ldt + c] = kept(src, keep, s, r lds + c) for r < rows, c < cols; 0 where r >= nr or
+ * c >= nc, so products over a partial tile add zeros. Consecutive threads read consecutive
+ * columns. */
+static __device__ inline void load_tile(real *dst, int ldt, const real *src, const uint8_t *keep,
+                                        real s, int64_t lds, int rows, int cols, int nr, int nc)
+{
+    for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
+        int r = e / cols, c = e % cols;
+        dst[r * ldt + c] = r < nr && c < nc ? kept(src, keep, s, r * lds + c) : R(0);
+    }
+}
+
+/* Dropout on row i of head bh, whose P is in row: keep[j] = Philox keep bit, row[j] = P keep s.
+ * A lane takes whole Philox blocks (4 consecutive elements): each block is computed once. */
+static __device__ inline void drop_row(real *row, uint8_t *krow, tt_rng at, uint32_t thr, real s,
+                                       int64_t bh, int T, int i)
+{
+    const uint64_t e0 = keep_element(&at, bh, T, i, 0), e1 = e0 + (uint64_t)T;
+    for (uint64_t blk = (e0 >> 2) + threadIdx.x % 32; blk <= (e1 - 1) >> 2; blk += 32) {
+        uint32_t wd[4];
+        tt_philox_block(at.seed, at.stream, blk, wd);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            uint64_t e = 4 * blk + (uint64_t)k;
+            if (e < e0 || e >= e1) continue;
+            int j = (int)(e - e0), kp = tt_philox_keep(wd[k], thr);
+            real x = row[j] * s;
+            krow[j] = (uint8_t)kp;
+            row[j] = kp ? x : R(0);
+        }
+    }
+}
+
+/* row[j] = 0 for j in [from, to), a warp's lanes j apart */
+static __device__ __forceinline__ void zero_span(real *row, int from, int to)
+{
+    for (int j = from + (int)(threadIdx.x % 32); j < to; j += 32) row[j] = R(0);
+}
+
+/* This warp's RW rows of S (row stride lds; scores of keys < kend, past kend every key is
+ * causally masked) become P, written to att; with keep, dropout; S keeps D for O = D V.
+ * Columns [T, Tp) and rows past the last query become zeros, so that products over whole
+ * chunks of 8 keys (the tensor cores') read finite values. pad: batch b's (T) or NULL. */
+static __device__ inline void softmax_rows(real *S, int lds, int Tp, real *att, uint8_t *keep,
+                                           const int32_t *pad, bool causal, tt_rng at, uint32_t thr,
+                                           real s, int64_t bh, int T, int i0, int kend)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    const int r0 = RW * (int)(threadIdx.x / 32);
+    for (int r = r0; r < r0 + RW; r++) {
+        const int i = i0 + r;
+        real *row = S + (int64_t)r * lds;
+        if (i >= T) { /* past the last query */
+            zero_span(row, 0, Tp);
+            continue;
+        }
+        real m = -R_INF;
+        for (int j = lane; j < T; j += 32) {
+            bool masked = j >= kend || (causal && j > i) || (pad && pad[j]);
+            real x = masked ? -R_INF : row[j];
+            row[j] = x;
+            m = x > m ? x : m;
+        }
+        m = warp_max(m);
+        real sum = R(0);
+        for (int j = lane; j < T; j += 32) {
+            real e = m == -R_INF ? R(0) : R_EXP(row[j] - m);
+            row[j] = e;
+            sum += e;
+        }
+        sum = warp_sum(sum);
+        real inv = sum > R(0) ? R(1) / sum : R(0); /* sum >= 1 unless every key is masked */
+        real *arow = att + (bh * T + i) * T;
+        for (int j = lane; j < T; j += 32) {
+            real p = row[j] * inv;
+            row[j] = p;
+            arow[j] = p;
+        }
+        zero_span(row, T, Tp);
+        if (keep) {
+            __syncwarp(); /* drop_row's lanes own other j */
+            drop_row(row, keep + (bh * T + i) * T, at, thr, s, bh, T, i);
+        }
+    }
+}
+
+/* This warp's RW rows of S (row stride lds) hold dD = dO V^T (keys < kend; past kend P = 0);
+ * S becomes dS = P (dP - sum_j dP P), dP = dD keep s (keep NULL: dD), also written to ds when
+ * given. Columns [T, Tp) and rows past the last query become zeros, as in softmax_rows. */
+static __device__ inline void ds_rows(real *S, int lds, int Tp, real *ds, const real *att,
+                                      const uint8_t *keep, real s, int64_t bh, int T, int i0,
+                                      int kend)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    const int r0 = RW * (int)(threadIdx.x / 32);
+    for (int r = r0; r < r0 + RW; r++) {
+        const int i = i0 + r;
+        real *row = S + (int64_t)r * lds;
+        if (i >= T) { /* past the last query */
+            zero_span(row, 0, Tp);
+            continue;
+        }
+        const int64_t e0 = (bh * T + i) * T;
+        const real *prow = att + e0;
+        real dot = R(0);
+        for (int j = lane; j < T; j += 32) {
+            real g = j < kend ? row[j] : R(0);
+            if (keep) {
+                real x = g * s;
+                g = keep[e0 + j] ? x : R(0);
+            }
+            row[j] = g;
+            dot += g * prow[j];
+        }
+        dot = warp_sum(dot);
+        for (int j = lane; j < T; j += 32) {
+            real d = prow[j] * (row[j] - dot);
+            row[j] = d;
+            if (ds) ds[e0 + j] = d;
+        }
+        zero_span(row, T, Tp);
+    }
+}
+
+/* Sizes the kernels index with (int offsets inside a head, grid y and z). */
+static inline void check_desc(const tt_attn_desc *a)
+{
+    const int D = a->NH * a->HS;
+    TT_ASSERT_MSG(a->B >= 0 && a->T >= 1 && a->NH >= 1 && a->HS >= 1,
+                  "attention: B %d, T %d, NH %d, HS %d", a->B, a->T, a->NH, a->HS);
+    TT_ASSERT_MSG(a->B <= 65535 && a->NH <= 65535,
+                  "attention: B %d or NH %d past the grid's "
+                  "65535",
+                  a->B, a->NH);
+    TT_ASSERT_MSG(a->ldq >= D && a->ldk >= D && a->ldv >= D && a->ldo >= D,
+                  "attention: row strides q %d, k %d, v %d, out %d below NH*HS = %d", a->ldq,
+                  a->ldk, a->ldv, a->ldo, D);
+}
+
+/* a block per ROWS rows of one head: (row tile, h, b) */
+static inline dim3 grid_of(const tt_attn_desc *a)
+{
+    return dim3((unsigned)((a->T + ROWS - 1) / ROWS), (unsigned)a->NH, (unsigned)a->B);
+}
+
+/* Dynamic shared memory past the default 48 KiB must be allowed per kernel: once, at the
+ * largest size seen (a host-side attribute, nothing queued on the stream, so also safe while a
+ * step is captured once the eager first step has set it). */
+static inline void allow_smem(const void *kernel, size_t *allowed, size_t bytes, int T)
+{
+    if (bytes <= 48 * 1024 || bytes <= *allowed) return;
+    int dev = 0, optin = 0;
+    TT_CUDA_CHECK(cudaGetDevice(&dev));
+    TT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    TT_ASSERT_MSG(bytes <= (size_t)optin,
+                  "attention: T = %d needs %zu bytes of shared memory per block (%d score rows "
+                  "of T), the GPU allows %d. HINT: a shorter sequence length, or float32",
+                  T, bytes, ROWS, optin);
+    TT_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    *allowed = bytes;
+}
+
+/* The tensor-core kernels (attention_tc.cu, float32 builds): the slots' arguments, minus the
+ * scratch checks done by the callers; passes 1 (TF32) or 3 (float32 split in two TF32 parts,
+ * three products). */
+void tt_cuda_attention_tc_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                                  const real *v, const int32_t *pad, const tt_attn_desc *a,
+                                  tt_rng at, uint32_t thr, real s, int passes);
+void tt_cuda_attention_tc_backward(real *dq, real *dk, real *dv, real *ds, const real *dout,
+                                   const real *att, const uint8_t *keep, const real *q,
+                                   const real *k, const real *v, const tt_attn_desc *a, real s,
+                                   int passes);
+
+#endif

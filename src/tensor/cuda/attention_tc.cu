@@ -1,0 +1,358 @@
+/* cuda/attention_tc.cu: the fused attention of attention.cu with its products on tensor cores
+ * (float32 builds; wmma, TF32 m16n16k8): the same blocks of 32 rows of one head, the same
+ * row passes (attention.cuh: softmax and dropout, dS), the same scratch; only Q K^T, P V,
+ * dO V^T, dS K, dS^T Q and D^T dO change. A block's output tile is 32 x 64, one 16 x 16
+ * fragment per warp, its chunks staged in shared memory at leading dimensions that make the
+ * fragment loads miss no bank. passes 1 rounds both operands to TF32 (matmul_precision
+ * "high"); passes 3 splits each float32 x into hi = tf32(x) and lo = tf32(x - hi) and adds
+ * lo*hi + hi*lo + hi*hi, about float32's accuracy. Fixed order everywhere, no atomics. */
+#include "tensor/cuda/attention.cuh"
+
+#ifndef TT_DOUBLE
+
+#include <mma.h>
+
+namespace wm = nvcuda::wmma;
+
+/* Leading dimensions (floats) of the staged chunks, by how a fragment reads them: lane l takes
+ * row l/4 and column l%4 of an 8 x 4 block, so a row-major A or col-major B wants ld = 4 mod
+ * 32 (LD_K), a row-major B or col-major A ld = 8 mod 32 (LD_N for 64 columns, LD_W for 32). */
+#define LD_K (KC + 4)   /* (rows, KC) chunks of Q, K, dO, V read along the head dimension */
+#define LD_N (CT + 8)   /* (KC, CT) chunks of V, K, Q, dO read along the keys or queries */
+#define LD_W (ROWS + 8) /* (KC, ROWS) chunks of dS or D, read transposed */
+#define LD_OUT (CT + 4) /* (ROWS, CT) staging of an output tile */
+/* the largest staging: a (KC, ROWS) and a (KC, CT) chunk; (ROWS + CT, LD_K) and the output's
+ * staging are smaller. A multiple of 8, so what follows stays 32-byte aligned. */
+#define TC_TILE (KC * LD_W + KC * LD_N)
+static_assert((ROWS + CT) * LD_K <= TC_TILE && ROWS * LD_OUT <= TC_TILE && TC_TILE % 8 == 0,
+              "attention_tc: the staging area");
+
+typedef wm::fragment<wm::accumulator, 16, 16, 8, float> acc_t;
+template <typename L> using frag_a = wm::fragment<wm::matrix_a, 16, 16, 8, wm::precision::tf32, L>;
+template <typename L> using frag_b = wm::fragment<wm::matrix_b, 16, 16, 8, wm::precision::tf32, L>;
+
+/* Row stride of the score rows: past the last CT tile (their stores write whole tiles), and 4
+ * mod 32 (they are a row-major A). */
+TT_HD static inline int rows_ld(int T)
+{
+    return round_up(T, CT) + 4;
+}
+
+static size_t rows_smem(int T)
+{
+    return (TC_TILE + (size_t)ROWS * rows_ld(T)) * sizeof(float);
+}
+
+/* this warp's 16 x 16 fragment of the block's (ROWS, CT) output tile */
+static __device__ __forceinline__ int warp_row(void)
+{
+    return 16 * ((int)threadIdx.x / 128);
+}
+static __device__ __forceinline__ int warp_col(void)
+{
+    return 16 * ((int)(threadIdx.x / 32) % 4);
+}
+
+template <typename F> static __device__ __forceinline__ void to_tf32(F &f)
+{
+#pragma unroll
+    for (int e = 0; e < f.num_elements; e++)
+        f.x[e] = wm::__float_to_tf32(f.x[e]);
+}
+
+/* hi = tf32(x), lo = tf32(x - hi); x - hi is exact in float32 */
+template <typename F> static __device__ __forceinline__ void split(F &hi, F &lo)
+{
+#pragma unroll
+    for (int e = 0; e < hi.num_elements; e++) {
+        float x = hi.x[e], h = wm::__float_to_tf32(x);
+        hi.x[e] = h;
+        lo.x[e] = wm::__float_to_tf32(x - h);
+    }
+}
+
+/* c += A B over one chunk of 8: A (16, 8) at a, B (8, 16) at b, in the layouts LA, LB */
+template <int PASSES, typename LA, typename LB>
+static __device__ __forceinline__ void mma8(acc_t &c, const float *a, unsigned lda, const float *b,
+                                            unsigned ldb)
+{
+    frag_a<LA> ah;
+    frag_b<LB> bh;
+    wm::load_matrix_sync(ah, a, lda);
+    wm::load_matrix_sync(bh, b, ldb);
+    if (PASSES == 3) {
+        frag_a<LA> al;
+        frag_b<LB> bl;
+        split(ah, al);
+        split(bh, bl);
+        wm::mma_sync(c, al, bh, c);
+        wm::mma_sync(c, ah, bl, c);
+    } else {
+        to_tf32(ah);
+        to_tf32(bh);
+    }
+    wm::mma_sync(c, ah, bh, c);
+}
+
+/* c = A B^T over HS for ROWS rows of A from row i0 and CT rows of B from row j0: A, B (T, HS)
+ * head blocks of row strides lda, ldb (Q K^T, dO V^T) */
+template <int PASSES>
+static __device__ __forceinline__ void rows_times_rows(acc_t &c, float *tiles, const float *A,
+                                                       int lda, const float *B, int ldb, int i0,
+                                                       int j0, int T, int HS)
+{
+    float *As = tiles, *Bs = tiles + ROWS * LD_K;
+    const int wr = warp_row(), wc = warp_col();
+    wm::fill_fragment(c, 0.0f);
+    for (int d0 = 0; d0 < HS; d0 += KC) {
+        __syncthreads(); /* the chunks' last readers are done */
+        load_tile(As, LD_K, A + (int64_t)i0 * lda + d0, NULL, 1, lda, ROWS, KC, T - i0, HS - d0);
+        load_tile(Bs, LD_K, B + (int64_t)j0 * ldb + d0, NULL, 1, ldb, CT, KC, T - j0, HS - d0);
+        __syncthreads();
+        const int kn = round_up(imin(KC, HS - d0), 8);
+        for (int kk = 0; kk < kn; kk += 8)
+            mma8<PASSES, wm::row_major, wm::col_major>(c, As + wr * LD_K + kk, LD_K,
+                                                       Bs + wc * LD_K + kk, LD_K);
+    }
+}
+
+/* c = W M over keys [0, kend) for columns d0 .. d0+CT-1: W this block's (ROWS, T) rows in shared
+ * memory (row stride lds; finite, zeros past the keys, up to kend rounded up to 8), M (T, HS) a
+ * head block of row stride ldm (D V, dS K) */
+template <int PASSES>
+static __device__ __forceinline__ void smem_rows_times(acc_t &c, float *tiles, const float *W,
+                                                       int lds, const float *M, int ldm, int d0,
+                                                       int kend, int HS)
+{
+    const int wr = warp_row(), wc = warp_col();
+    wm::fill_fragment(c, 0.0f);
+    for (int j0 = 0; j0 < kend; j0 += KC) {
+        __syncthreads();
+        load_tile(tiles, LD_N, M + (int64_t)j0 * ldm + d0, NULL, 1, ldm, KC, CT, kend - j0,
+                  HS - d0);
+        __syncthreads();
+        const int kn = round_up(imin(KC, kend - j0), 8);
+        for (int kk = 0; kk < kn; kk += 8)
+            mma8<PASSES, wm::row_major, wm::row_major>(c, W + wr * lds + j0 + kk, lds,
+                                                       tiles + kk * LD_N + wc, LD_N);
+    }
+}
+
+/* c = W^T M over rows i in [i_lo, T) for ROWS columns of W from j0 and columns d0..d0+CT-1 of
+ * M: W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T, HS) a
+ * head block of row stride ldm (dS^T Q, D^T dO). W's chunk is staged as it lies and read as a
+ * col-major A: no transpose. */
+template <int PASSES>
+static __device__ __forceinline__ void cols_times(acc_t &c, float *tiles, const float *W,
+                                                  const uint8_t *keep, float s, const float *M,
+                                                  int ldm, int j0, int i_lo, int d0, int T, int HS)
+{
+    float *Ws = tiles, *Ms = tiles + KC * LD_W;
+    const int wr = warp_row(), wc = warp_col();
+    wm::fill_fragment(c, 0.0f);
+    for (int t0 = i_lo; t0 < T; t0 += KC) {
+        const int64_t w0 = (int64_t)t0 * T + j0;
+        __syncthreads();
+        load_tile(Ws, LD_W, W + w0, keep ? keep + w0 : NULL, s, T, KC, ROWS, T - t0, T - j0);
+        load_tile(Ms, LD_N, M + (int64_t)t0 * ldm + d0, NULL, 1, ldm, KC, CT, T - t0, HS - d0);
+        __syncthreads();
+        const int kn = round_up(imin(KC, T - t0), 8);
+        for (int kk = 0; kk < kn; kk += 8)
+            mma8<PASSES, wm::col_major, wm::row_major>(c, Ws + kk * LD_W + wr, LD_W,
+                                                       Ms + kk * LD_N + wc, LD_N);
+    }
+}
+
+/* c times alpha into the score rows S (row stride lds) at column j0 */
+static __device__ __forceinline__ void store_rows(float *S, int lds, acc_t &c, float alpha, int j0)
+{
+#pragma unroll
+    for (int e = 0; e < c.num_elements; e++)
+        c.x[e] *= alpha;
+    wm::store_matrix_sync(S + warp_row() * lds + j0 + warp_col(), c, (unsigned)lds,
+                          wm::mem_row_major);
+}
+
+/* dst[r ldd + col] = alpha c (add: +=) for r < nr, col < nc of the block's tile, through the
+ * staging area (a fragment's element-to-lane map is opaque); coalesced stores */
+static __device__ __forceinline__ void store_out(float *dst, int64_t ldd, acc_t &c, float *stage,
+                                                 float alpha, bool add, int nr, int nc)
+{
+    __syncthreads(); /* the chunks' last readers are done */
+    wm::store_matrix_sync(stage + warp_row() * LD_OUT + warp_col(), c, LD_OUT, wm::mem_row_major);
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < ROWS * CT; e += THREADS) {
+        int r = e / CT, col = e % CT;
+        if (r >= nr || col >= nc) continue;
+        float x = alpha * stage[r * LD_OUT + col];
+        dst[r * ldd + col] = add ? dst[r * ldd + col] + x : x;
+    }
+}
+
+/* forward_kernel of attention.cu on tensor cores; dynamic shared memory rows_smem(T) */
+template <int PASSES>
+static __global__ void __launch_bounds__(THREADS, 2)
+    forward_kernel(float *out, float *att, uint8_t *keep, const float *q, const float *k,
+                   const float *v, const int32_t *pad, tt_attn_desc a, tt_rng at,
+                   const tt_cuda_vary *vary, uint32_t thr, float s)
+{
+    if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
+    extern __shared__ __align__(128) unsigned char smem_tc[];
+    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
+              i0 = (int)blockIdx.x * ROWS, lds = rows_ld(T);
+    float *tiles = (float *)smem_tc, *S = tiles + TC_TILE;
+    const int64_t bh = (int64_t)b * a.NH + h;
+    const int kend = a.causal ? imin(T, i0 + ROWS) : T; /* keys any of these rows can see */
+    q += head_at(a.ldq, T, b, h, HS);
+    k += head_at(a.ldk, T, b, h, HS);
+    v += head_at(a.ldv, T, b, h, HS);
+    out += head_at(a.ldo, T, b, h, HS) + (int64_t)i0 * a.ldo;
+    acc_t c;
+    for (int j0 = 0; j0 < kend; j0 += CT) {
+        rows_times_rows<PASSES>(c, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
+        store_rows(S, lds, c, a.scale, j0);
+    }
+    __syncthreads(); /* a fragment spans the rows of four warps' row passes */
+    softmax_rows(S, lds, round_up(T, 8), att, keep, pad ? pad + (int64_t)b * T : NULL, a.causal, at,
+                 thr, s, bh, T, i0, kend);
+    for (int d0 = 0; d0 < HS; d0 += CT) {
+        smem_rows_times<PASSES>(c, tiles, S, lds, v, a.ldv, d0, kend, HS);
+        store_out(out + d0, a.ldo, c, tiles, 1, false, T - i0, HS - d0);
+    }
+}
+
+/* dq_kernel of attention.cu on tensor cores */
+template <int PASSES>
+static __global__ void __launch_bounds__(THREADS, 2)
+    dq_kernel(float *dq, float *ds, const float *dout, const float *att, const uint8_t *keep,
+              const float *k, const float *v, tt_attn_desc a, float s)
+{
+    extern __shared__ __align__(128) unsigned char smem_tc[];
+    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
+              i0 = (int)blockIdx.x * ROWS, lds = rows_ld(T);
+    float *tiles = (float *)smem_tc, *S = tiles + TC_TILE;
+    const int64_t bh = (int64_t)b * a.NH + h;
+    const int kend = a.causal ? imin(T, i0 + ROWS) : T;
+    dout += head_at(a.ldo, T, b, h, HS);
+    k += head_at(a.ldk, T, b, h, HS);
+    v += head_at(a.ldv, T, b, h, HS);
+    acc_t c;
+    for (int j0 = 0; j0 < kend; j0 += CT) {
+        rows_times_rows<PASSES>(c, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
+        store_rows(S, lds, c, 1, j0);
+    }
+    __syncthreads();
+    ds_rows(S, lds, round_up(T, 8), ds, att, keep, s, bh, T, i0, kend);
+    if (!dq) return; /* the same for the whole block */
+    dq += head_at(a.ldq, T, b, h, HS) + (int64_t)i0 * a.ldq;
+    for (int d0 = 0; d0 < HS; d0 += CT) {
+        smem_rows_times<PASSES>(c, tiles, S, lds, k, a.ldk, d0, kend, HS);
+        store_out(dq + d0, a.ldq, c, tiles, a.scale, true, T - i0, HS - d0);
+    }
+}
+
+/* dkv_kernel of attention.cu on tensor cores */
+template <int PASSES>
+static __global__ void __launch_bounds__(THREADS, 2)
+    dkv_kernel(float *dk, float *dv, const float *ds, const float *dout, const float *att,
+               const uint8_t *keep, const float *q, tt_attn_desc a, float s)
+{
+    __shared__ __align__(128) float tiles[TC_TILE];
+    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
+              j0 = (int)blockIdx.x * ROWS;
+    const int64_t bhTT = ((int64_t)b * a.NH + h) * T * T;
+    const int i_lo = a.causal ? j0 : 0;
+    q += head_at(a.ldq, T, b, h, HS);
+    dout += head_at(a.ldo, T, b, h, HS);
+    acc_t c;
+    for (int d0 = 0; d0 < HS; d0 += CT) {
+        if (dk) {
+            cols_times<PASSES>(c, tiles, ds + bhTT, NULL, 1, q, a.ldq, j0, i_lo, d0, T, HS);
+            store_out(dk + head_at(a.ldk, T, b, h, HS) + (int64_t)j0 * a.ldk + d0, a.ldk, c, tiles,
+                      a.scale, true, T - j0, HS - d0);
+        }
+        if (dv) {
+            cols_times<PASSES>(c, tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0,
+                               i_lo, d0, T, HS);
+            store_out(dv + head_at(a.ldv, T, b, h, HS) + (int64_t)j0 * a.ldv + d0, a.ldv, c, tiles,
+                      1, true, T - j0, HS - d0);
+        }
+    }
+}
+
+template <int PASSES>
+static void forward(float *out, float *att, uint8_t *keep, const float *q, const float *k,
+                    const float *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
+                    uint32_t thr, float s)
+{
+    static size_t allowed;
+    allow_smem((const void *)forward_kernel<PASSES>, &allowed, rows_smem(a->T), a->T);
+    forward_kernel<PASSES>
+        <<<grid_of(a), THREADS, rows_smem(a->T), (cudaStream_t)tt_cuda_stream()>>>(
+            out, att, keep, q, k, v, pad, *a, at, tt_cuda_step_vary(), thr, s);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
+template <int PASSES>
+static void backward(float *dq, float *dk, float *dv, float *ds, const float *dout,
+                     const float *att, const uint8_t *keep, const float *q, const float *k,
+                     const float *v, const tt_attn_desc *a, float s)
+{
+    static size_t allowed;
+    cudaStream_t st = (cudaStream_t)tt_cuda_stream();
+    if (dq || dk) {
+        allow_smem((const void *)dq_kernel<PASSES>, &allowed, rows_smem(a->T), a->T);
+        dq_kernel<PASSES>
+            <<<grid_of(a), THREADS, rows_smem(a->T), st>>>(dq, ds, dout, att, keep, k, v, *a, s);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+    if (dk || dv) {
+        dkv_kernel<PASSES><<<grid_of(a), THREADS, 0, st>>>(dk, dv, ds, dout, att, keep, q, *a, s);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+}
+
+void tt_cuda_attention_tc_forward(float *out, float *att, uint8_t *keep, const float *q,
+                                  const float *k, const float *v, const int32_t *pad,
+                                  const tt_attn_desc *a, tt_rng at, uint32_t thr, float s,
+                                  int passes)
+{
+    if (passes == 1)
+        forward<1>(out, att, keep, q, k, v, pad, a, at, thr, s);
+    else
+        forward<3>(out, att, keep, q, k, v, pad, a, at, thr, s);
+}
+
+void tt_cuda_attention_tc_backward(float *dq, float *dk, float *dv, float *ds, const float *dout,
+                                   const float *att, const uint8_t *keep, const float *q,
+                                   const float *k, const float *v, const tt_attn_desc *a, float s,
+                                   int passes)
+{
+    if (passes == 1)
+        backward<1>(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s);
+    else
+        backward<3>(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s);
+}
+
+#else /* float64: the float cores only (tt_cuda_attention_set_math keeps them) */
+
+void tt_cuda_attention_tc_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                                  const real *v, const int32_t *pad, const tt_attn_desc *a,
+                                  tt_rng at, uint32_t thr, real s, int passes)
+{
+    (void)out, (void)att, (void)keep, (void)q, (void)k, (void)v, (void)pad, (void)a, (void)at;
+    (void)thr, (void)s, (void)passes;
+    TT_ASSERT_MSG(false, "attention: no tensor-core kernels in a float64 build");
+}
+
+void tt_cuda_attention_tc_backward(real *dq, real *dk, real *dv, real *ds, const real *dout,
+                                   const real *att, const uint8_t *keep, const real *q,
+                                   const real *k, const real *v, const tt_attn_desc *a, real s,
+                                   int passes)
+{
+    (void)dq, (void)dk, (void)dv, (void)ds, (void)dout, (void)att, (void)keep, (void)q, (void)k;
+    (void)v, (void)a, (void)s, (void)passes;
+    TT_ASSERT_MSG(false, "attention: no tensor-core kernels in a float64 build");
+}
+
+#endif
