@@ -9,6 +9,8 @@
 #   make CUDA=1 bench-attention  the fused CUDA attention against cuBLAS + softmax (a GPU)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
+#   make CUDA_EMU=1 test-emu  the CUDA backend's code on an emulated GPU (no GPU needed): its
+#                      CUDA suite, under build/cuda-emu (tests/cuda_emu)
 #   make MPI=1 ...     the same with ./train data parallel over processes (Open MPI; with
 #                      CUDA=1 also NCCL), under build/mpi: mpirun -np N ./train CONFIG
 #   make deps          installs the Debian packages the build and tests need (as root)
@@ -74,6 +76,25 @@ ifeq ($(CUDA),1)
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu)
 endif
 
+# make CUDA_EMU=1 ...: the CUDA build on a machine without a GPU, for its logic: every
+# src/tensor/cuda/*.cu rewritten by tests/cuda_emu/prep.py (launches become calls) and compiled
+# by g++ against the emulated CUDA runtime and cuBLAS of tests/cuda_emu/ (include/cuda_runtime.h
+# says what that proves and what it does not), objects under build/cuda-emu. `make CUDA_EMU=1
+# test-emu` runs the CUDA suite and a short training run there.
+CUDA_EMU ?= 0
+ifeq ($(CUDA_EMU),1)
+  ifeq ($(CUDA),1)
+    $(error CUDA=1 and CUDA_EMU=1 are two builds of the CUDA backend: pick one)
+  endif
+  BUILD     ?= build/cuda-emu
+  CU_SRC    := $(wildcard src/tensor/cuda/*.cu) tests/cuda_emu/emu.cc
+  CUDA_DEF  := -DTT_WITH_CUDA -Itests/cuda_emu/include
+  CUDA_LIBS := -lstdc++
+  EMU_FLAGS  = -std=c++20 $(OPT) -ffp-contract=off -Wall -Wextra -Werror -Wno-unknown-pragmas \
+               -Wno-sign-compare -DTT_WITH_CUDA -Isrc -Itests/cuda_emu/include $(PKG_CFLAGS) \
+               -MMD -MP
+endif
+
 ifeq ($(DEBUG),1)
   BUILD   ?= build/debug
   # -O1, not -O0: the suites run twice as fast under the sanitizers (CI's 25 minutes), and
@@ -111,7 +132,8 @@ LIB_SRC   := $(filter-out $(MAIN_SRC),\
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
-obj = $(patsubst %.cu,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
+obj = $(patsubst %.cc,$(BUILD)/$(1)/%.o,$(patsubst %.cu,$(BUILD)/$(1)/%.o,$(patsubst \
+        %.c,$(BUILD)/$(1)/%.o,$(2))))
 
 LIB32 := $(BUILD)/libtt_f32.a
 LIB64 := $(BUILD)/libtt_f64.a
@@ -134,7 +156,7 @@ else
   INFER := $(BUILD)/infer
 endif
 
-.PHONY: all test bench bench-step bench-attention bench-gpu deps deps-ok clean run
+.PHONY: all test test-emu bench bench-step bench-attention bench-gpu deps deps-ok clean run
 # One dependency graph, no recursion: `make -j2 all runners` builds each object once. Every
 # object waits for deps-ok (order-only: it never makes an object out of date), so pkg-config
 # is asked for flags only after the packages are there.
@@ -163,6 +185,29 @@ $(BUILD)/f64/%.o: %.c Makefile | deps-ok
 	@echo "  CC   $@"
 	@$(CC) $(CFLAGS_ALL) -DTT_DOUBLE -c $< -o $@
 
+ifeq ($(CUDA_EMU),1)
+$(BUILD)/f32/%.o: %.cu Makefile tests/cuda_emu/prep.py | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  EMU  $@"
+	@python3 tests/cuda_emu/prep.py $< >$(@:.o=.emu.cc)
+	@$(CXX) $(EMU_FLAGS) -c $(@:.o=.emu.cc) -o $@
+
+$(BUILD)/f64/%.o: %.cu Makefile tests/cuda_emu/prep.py | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  EMU  $@"
+	@python3 tests/cuda_emu/prep.py $< >$(@:.o=.emu.cc)
+	@$(CXX) $(EMU_FLAGS) -DTT_DOUBLE -c $(@:.o=.emu.cc) -o $@
+
+$(BUILD)/f32/%.o: %.cc Makefile | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  CXX  $@"
+	@$(CXX) $(EMU_FLAGS) -c $< -o $@
+
+$(BUILD)/f64/%.o: %.cc Makefile | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  CXX  $@"
+	@$(CXX) $(EMU_FLAGS) -DTT_DOUBLE -c $< -o $@
+else
 $(BUILD)/f32/%.o: %.cu Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $@"
@@ -172,6 +217,7 @@ $(BUILD)/f64/%.o: %.cu Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $@"
 	@$(NVCC) $(NVFLAGS) -DTT_DOUBLE -c $< -o $@
+endif
 
 $(LIB32): $(call obj,f32,$(LIB_SRC) $(CU_SRC))
 	@rm -f $@
@@ -312,6 +358,17 @@ bench-attention: deps-ok
 	  bench-attention))
 	@$(MAKE) --no-print-directory $(BUILD)/bench_attention
 	$(BUILD)/bench_attention $(if $(ROWS),--rows "$(ROWS)")
+
+# test-emu (CUDA_EMU=1): the CUDA suite of both runners on the emulated GPU (tests/cuda_emu/:
+# the CUDA build's code run on the CPU, for its logic); its training checks are
+# `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes)
+.PHONY: test-emu
+test-emu: deps-ok
+	$(if $(filter 1,$(CUDA_EMU)),,$(error test-emu runs the emulated CUDA build. HINT: make \
+	  CUDA_EMU=1 test-emu))
+	@$(MAKE) --no-print-directory runners
+	$(CHECK32) cuda
+	$(CHECK64) cuda
 
 # bench-gpu (make CUDA=1 bench-gpu, on a GPU machine): issue 12's table, the float32 bench_step
 # of the CUDA build against PyTorch eager and torch.compile, tiny small medium base (CONFIGS

@@ -40,6 +40,10 @@
 #                       out) or not started (SKIP). Run the rest in a second call while the
 #                       machine is warm, e.g. `scripts/gpu_check.sh memcheck racecheck train`
 #     GPU_CHECK_SANITIZE_CASE  CK_RUN_CASE for the sanitizer steps (e.g. attention), else all
+#     GPU_CHECK_EMU=1   the emulated GPU (make CUDA_EMU=1, tests/cuda_emu): the CUDA build's
+#                       code run on the CPU, for its logic (no timing, no sanitizers): steps
+#                       build, cuda, suites, train and dump run there (about 4 times the caps
+#                       and a budget of 1800 s); memcheck, racecheck, attention and bench skip
 #     GPU_CHECK_CUDA=0 GPU_CHECK_DEVICE=guard  a dry run of the script without a GPU: the CPU
 #                       build, and the guard device where "cuda" would be (steps build,
 #                       suites, train, dump; the CUDA ones are skipped; bench runs its own dry
@@ -67,16 +71,21 @@ done
 wanted() { case " ${steps[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac }
 
 CUDA=${GPU_CHECK_CUDA:-1}
+EMU=${GPU_CHECK_EMU:-0}
 DEVICE=${GPU_CHECK_DEVICE:-cuda}
 BIN=build
 [ "$CUDA" = 1 ] && BIN=build/cuda
+MAKE_CUDA="CUDA=$CUDA" TRAIN=./train SLOW=1 # the build's make variable, its ./train, caps x
+if [ "$EMU" = 1 ]; then
+    CUDA=1 BIN=build/cuda-emu MAKE_CUDA=CUDA_EMU=1 TRAIN=build/cuda-emu/train SLOW=4
+fi
 LOGS=${OUT:-build/gpu_check}
 mkdir -p "$LOGS" && LOGS=$(cd "$LOGS" && pwd) || exit 2
 SUMMARY=$LOGS/summary.txt
 : >"$SUMMARY"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
-deadline=$((SECONDS + ${GPU_CHECK_BUDGET:-540}))
+deadline=$((SECONDS + ${GPU_CHECK_BUDGET:-$((EMU == 1 ? 1800 : 540))}))
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
 
@@ -91,7 +100,7 @@ record() { # NAME STATUS SECONDS LOG
 # left of the budget; records PASS, FAIL (timed out: noted) or SKIP (no time left). Returns
 # CMD's status (99 when skipped).
 step() {
-    local name=$1 log=$2 cap=$3
+    local name=$1 log=$2 cap=$(($3 * SLOW))
     shift 3
     local left=$((deadline - SECONDS - 15))
     [ "$cap" -le "$left" ] || cap=$left
@@ -245,7 +254,10 @@ PY
 # ---- the device -------------------------------------------------------------------------------
 say "gpu_check $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git log -1 --format='%h %s' 2>/dev/null)"
 gpu=0
-if [ "$CUDA" != 1 ]; then
+if [ "$EMU" = 1 ]; then
+    say "the emulated GPU (GPU_CHECK_EMU=1, make CUDA_EMU=1): the CUDA code's logic on the CPU"
+    gpu=1
+elif [ "$CUDA" != 1 ]; then
     say "dry run: the CPU build (GPU_CHECK_CUDA=0), device \"$DEVICE\" in place of cuda"
 elif nvidia-smi -L >>"$SUMMARY" 2>&1; then
     nvidia-smi -L
@@ -256,7 +268,7 @@ else
     say "nvidia-smi -L failed: no GPU or no driver here; the GPU steps are skipped"
     record device FAIL 0 "$SUMMARY"
 fi
-[ "$CUDA" = 1 ] && say "nvcc: $( (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>/dev/null | tail -1)"
+[ "$CUDA" = 1 ] && [ "$EMU" != 1 ] && say "nvcc: $( (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>/dev/null | tail -1)"
 
 # The bundled packages (device-bundle.sh) when pkg-config does not find them.
 if [ -z "${TT_DEPS_BUNDLED:-}" ] && [ -f .device/env.sh ] &&
@@ -277,9 +289,9 @@ if wanted build; then
     if [ -n "${TT_DEPS_BUNDLED:-}" ] && ! grep -q TT_DEPS_BUNDLED scripts/deps.sh; then
         say "note: scripts/deps.sh ignores TT_DEPS_BUNDLED; building libs, train and runners" \
             "without make's package check"
-        step build "$log" 420 make CUDA="$CUDA" -j"$jobs" libs train runners
+        step build "$log" 420 make "$MAKE_CUDA" -j"$jobs" libs "${TRAIN#./}" runners
     else
-        step build "$log" 420 sh -c "make CUDA=$CUDA -j$jobs all && make CUDA=$CUDA -j$jobs runners"
+        step build "$log" 420 sh -c "make $MAKE_CUDA -j$jobs all && make $MAKE_CUDA -j$jobs runners"
     fi
 fi
 
@@ -306,6 +318,10 @@ sanitize() {
     : >"$log"
     [ -n "${GPU_CHECK_SANITIZE_CASE:-}" ] && envs+=("CK_RUN_CASE=$GPU_CHECK_SANITIZE_CASE")
     san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    if [ "$EMU" = 1 ]; then
+        record "$tool" SKIP 0 "$log (emulated GPU)"
+        return
+    fi
     if [ "$gpu" = 1 ] && [ ! -x "$san" ]; then
         record "$tool" FAIL 0 "$log (compute-sanitizer not found)"
         return
@@ -323,8 +339,8 @@ train_ok() {
         record "$1" SKIP 0 "$2 (no GPU)"
         return 1
     fi
-    built ./train "$1" "$2" || return 1
-    [ "$CUDA" != 1 ] || [ -e build/.train-cuda ] && return 0
+    built "$TRAIN" "$1" "$2" || return 1
+    [ "$CUDA" != 1 ] || [ "$EMU" = 1 ] || [ -e build/.train-cuda ] && return 0
     record "$1" FAIL 0 "$2 (./train is not the CUDA build: run the build step)"
     return 1
 }
@@ -334,7 +350,7 @@ if wanted train; then
     : >"$log"
     if train_ok train "$log"; then
         for run in "${DEVICE}1" "${DEVICE}2" cpu; do
-            step "train $run (tiny, 2 epochs)" "$log" 120 ./train configs/tiny.json \
+            step "train $run (tiny, 2 epochs)" "$log" 120 "$TRAIN" configs/tiny.json \
                 --set device="${run%[12]}" --set train.epochs=2 --set output.dir="$TMP/$run"
         done
         step "train: $DEVICE twice, identical" "$log" 60 python3 "$COMPARE" same \
@@ -347,13 +363,13 @@ if wanted train; then
             set -- $way
             from=$1
             [ "$from" = cpu ] || from=${DEVICE}1
-            step "train: resume $1 -> $2" "$log" 120 ./train configs/tiny.json \
+            step "train: resume $1 -> $2" "$log" 120 "$TRAIN" configs/tiny.json \
                 --resume "$TMP/$from/checkpoints/epoch_002.safetensors" --set device="$2" \
                 --set train.epochs=3 --set train.schedule_epochs=3 --set output.dir="$TMP/to_$2"
         done
         step "train: resumed on $DEVICE vs on cpu, epoch 3 valid_loss" "$log" 60 \
             python3 "$COMPARE" common "$TMP/to_cpu" "$TMP/to_$DEVICE"
-        step "train $DEVICE, cuda_graphs false" "$log" 120 ./train configs/tiny.json \
+        step "train $DEVICE, cuda_graphs false" "$log" 120 "$TRAIN" configs/tiny.json \
             --set device="$DEVICE" --set train.epochs=2 --set cuda_graphs=false \
             --set output.dir="$TMP/nograph"
         step "train: graphs replayed vs every call launched, identical" "$log" 60 \
@@ -364,13 +380,16 @@ if wanted train; then
                     "$log (no 'steps: captured once as a CUDA graph' line)"
             # a model far beyond the GPU's memory: exit 2 at start-up, the bytes named
             step "train: too big for the GPU, refused at start-up" "$log" 60 bash -c \
-                './train configs/tiny.json --set device=cuda --set model.d_model=65536 \
+                '"$1" configs/tiny.json --set device=cuda --set model.d_model=65536 \
                  --set model.n_heads=1 --set output.dir="$0/big" >"$0/big.out" 2>&1; rc=$?
                  cat "$0/big.out"; [ $rc = 2 ] && grep -q "memory: this run needs" "$0/big.out" &&
-                 [ ! -e "$0/big/metrics.jsonl" ]' "$TMP"
-            step "train cuda through NCCL (TT_NCCL=1)" "$log" 120 env TT_NCCL=1 ./train \
-                configs/tiny.json --set device=cuda --set train.epochs=2 --set output.dir="$TMP/nccl"
-            if grep -q "^gradients: summed by NCCL over 1 process" "$log"; then
+                 [ ! -e "$0/big/metrics.jsonl" ]' "$TMP" "$TRAIN"
+            [ "$EMU" = 1 ] || step "train cuda through NCCL (TT_NCCL=1)" "$log" 120 env TT_NCCL=1 \
+                ./train configs/tiny.json --set device=cuda --set train.epochs=2 \
+                --set output.dir="$TMP/nccl"
+            if [ "$EMU" = 1 ]; then
+                record "train cuda through NCCL" SKIP 0 "$log (emulated GPU: no NCCL)"
+            elif grep -q "^gradients: summed by NCCL over 1 process" "$log"; then
                 step "train: NCCL vs plain cuda, identical" "$log" 60 python3 "$COMPARE" same \
                     "$TMP/${DEVICE}1" "$TMP/nccl"
             else
@@ -385,7 +404,7 @@ if wanted dump; then
     : >"$log"
     if train_ok dump "$log"; then
         for dev in cpu "$DEVICE"; do
-            step "dump-first-step $dev" "$log" 60 ./train configs/tiny.json --set device="$dev" \
+            step "dump-first-step $dev" "$log" 60 "$TRAIN" configs/tiny.json --set device="$dev" \
                 --dump-first-step "$TMP/dump_$dev.safetensors"
         done
         step "dump: $DEVICE vs cpu, every tensor" "$log" 60 python3 "$COMPARE" dump \
@@ -397,8 +416,9 @@ fi
 if wanted attention; then
     log=$LOGS/attention.log
     : >"$log"
-    if [ "$gpu" != 1 ]; then
-        record attention SKIP 0 "$log ($([ "$CUDA" = 1 ] && echo 'no GPU' || echo 'dry run'))"
+    if [ "$gpu" != 1 ] || [ "$EMU" = 1 ]; then
+        record attention SKIP 0 "$log ($([ "$EMU" = 1 ] && echo 'emulated GPU' ||
+            ([ "$CUDA" = 1 ] && echo 'no GPU' || echo 'dry run')))"
     elif built "$BIN/bench_attention" attention "$log"; then
         step attention "$log" 180 "$BIN/bench_attention"
         grep -v '^{' "$log" | grep -v '^+ ' | tee -a "$SUMMARY"
@@ -408,7 +428,9 @@ fi
 if wanted bench; then
     log=$LOGS/bench.log
     : >"$log"
-    if [ "$gpu" != 1 ] && [ "$CUDA" = 1 ]; then
+    if [ "$EMU" = 1 ]; then
+        record bench SKIP 0 "$log (emulated GPU: no timings)"
+    elif [ "$gpu" != 1 ] && [ "$CUDA" = 1 ]; then
         record bench SKIP 0 "$log (no GPU)"
     elif built "$BIN/bench_step" bench "$log"; then
         # gpu_bench.sh starts no torch.compile run past GPU_BENCH_BUDGET seconds: the step's

@@ -1,0 +1,662 @@
+/* cuda_emu/emu.cc: the emulated CUDA runtime and cuBLAS (include/cuda_runtime.h says what it
+ * is for and what it is not). A block's threads are fibers (a stack switch on x86-64, ucontext
+ * elsewhere) run in index order, each until it reaches a barrier or a warp operation: when
+ * every live thread of the block waits at __syncthreads, or every lane of a warp at the same
+ * warp operation, they go on. A thread that returns while others wait at a barrier, lanes that
+ * wait at different operations, a partial mask: each is reported as the bug it would be on a
+ * GPU. The first block of a launch that makes no such call lets the launch's other blocks run
+ * their threads as plain calls, which keeps element-wise kernels fast; such a block calling
+ * one is reported too. Odd blocks run their threads in reverse order, so that a missing
+ * barrier shows whichever warp writes. */
+#include "cublas_v2.h"
+#include "cuda_runtime.h"
+#include "mma.h"
+
+#include <cblas.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <ucontext.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+namespace emu {
+
+void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cuda_emu: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (block %u,%u,%u thread %u,%u,%u)\n", blockIdx.x, blockIdx.y, blockIdx.z,
+            threadIdx.x, threadIdx.y, threadIdx.z);
+    va_end(ap);
+    fflush(stderr);
+    abort();
+}
+
+/* ---- fibers ----------------------------------------------------------------------------------
+ * On x86-64 a switch saves the callee-saved registers on the fiber's stack and swaps stack
+ * pointers (no system call: glibc's swapcontext also sets the signal mask, which made the
+ * emulator spend most of its time in the kernel); elsewhere ucontext does it. */
+
+#if defined(__x86_64__)
+extern "C" void emu_switch(void **save_sp, void *next_sp);
+__asm__(".text\n"
+        ".globl emu_switch\n"
+        ".type emu_switch,@function\n"
+        "emu_switch:\n"
+        "    pushq %rbp\n    pushq %rbx\n    pushq %r12\n    pushq %r13\n"
+        "    pushq %r14\n    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n    popq %r14\n    popq %r13\n    popq %r12\n"
+        "    popq %rbx\n    popq %rbp\n"
+        "    ret\n"
+        ".size emu_switch,.-emu_switch\n");
+#endif
+
+enum fstate { READY, WAIT_BLOCK, WAIT_WARP, DONE };
+enum { OP_SYNCWARP = BALLOT + 1 };
+
+struct fiber {
+#if defined(__x86_64__)
+    void *sp;
+#else
+    ucontext_t ctx;
+#endif
+    std::unique_ptr<char[]> stack;
+    fstate state;
+    int op, arg;
+    uint64_t in, out;
+};
+
+static const size_t STACK = 256 << 10;
+static std::vector<fiber> fibers;
+#if defined(__x86_64__)
+static void *scheduler;
+#else
+static ucontext_t scheduler;
+#endif
+static int cur;         /* the running fiber */
+static bool direct;     /* threads run as plain calls: no barrier may be reached */
+static long sync_calls; /* barriers and warp operations in the block under way */
+static const std::function<void()> *body_now;
+
+static void set_thread(int t)
+{
+    threadIdx.x = (unsigned)t % blockDim.x;
+    threadIdx.y = (unsigned)t / blockDim.x % blockDim.y;
+    threadIdx.z = (unsigned)t / (blockDim.x * blockDim.y);
+}
+
+/* from the running fiber back to the scheduler */
+static void to_scheduler(void)
+{
+#if defined(__x86_64__)
+    emu_switch(&fibers[cur].sp, scheduler);
+#else
+    swapcontext(&fibers[cur].ctx, &scheduler);
+#endif
+}
+
+static void fiber_main(void)
+{
+    (*body_now)();
+    fibers[cur].state = DONE;
+#if defined(__x86_64__)
+    to_scheduler(); /* never resumed */
+    abort();
+#endif /* ucontext: uc_link returns to the scheduler */
+}
+
+/* fiber t, ready to start fiber_main */
+static void fiber_start(fiber &f)
+{
+    if (!f.stack) f.stack.reset(new char[STACK]);
+#if defined(__x86_64__)
+    /* emu_switch's frame: 6 saved registers, then fiber_main as the return address, at a
+     * 16-byte boundary so that fiber_main starts as if called */
+    uintptr_t top = ((uintptr_t)f.stack.get() + STACK) & ~(uintptr_t)15;
+    void **sp = (void **)(top - 16);
+    sp[0] = (void *)fiber_main;
+    for (int r = 1; r <= 6; r++) sp[-r] = NULL;
+    f.sp = sp - 6;
+#else
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack.get();
+    f.ctx.uc_stack.ss_size = STACK;
+    f.ctx.uc_link = &scheduler;
+    makecontext(&f.ctx, fiber_main, 0);
+#endif
+    f.state = READY;
+}
+
+static void to_fiber(int t)
+{
+    cur = t;
+    set_thread(t);
+#if defined(__x86_64__)
+    emu_switch(&scheduler, fibers[t].sp);
+#else
+    swapcontext(&scheduler, &fibers[t].ctx);
+#endif
+}
+
+static void wait_here(fstate why)
+{
+    if (direct)
+        fail("a barrier or warp operation in a block whose launch's first block made none "
+             "(the emulator ran it as plain calls)");
+    sync_calls++;
+    fibers[cur].state = why;
+    to_scheduler();
+}
+
+/* every lane of warp w waits at one operation: compute each lane's result, release them */
+static void resolve_warp(int lo, int hi)
+{
+    const fiber &f0 = fibers[lo];
+    for (int l = lo; l < hi; l++)
+        if (fibers[l].op != f0.op)
+            fail("lanes %d and %d of a warp wait at different warp operations (%d, %d)", lo, l,
+                 f0.op, fibers[l].op);
+    uint64_t ballot = 0;
+    for (int l = lo; l < hi; l++) ballot |= (uint64_t)(fibers[l].in != 0) << (l - lo);
+    for (int l = lo; l < hi; l++) {
+        fiber &f = fibers[l];
+        const int lane = l - lo;
+        if (f.op == SHFL_XOR) f.out = fibers[lo + ((lane ^ f.arg) & 31)].in;
+        else if (f.op == SHFL_IDX) f.out = fibers[lo + (f.arg & 31)].in;
+        else if (f.op == BALLOT) f.out = ballot;
+        f.state = READY;
+    }
+}
+
+static void run_block_fibers(int n, const std::function<void()> &body)
+{
+    if ((int)fibers.size() < n) fibers.resize((size_t)n);
+    for (int t = 0; t < n; t++) fiber_start(fibers[t]);
+    body_now = &body;
+    /* odd blocks run their threads last to first: a read that misses a barrier then sees
+     * another warp's unwritten NaN whichever side of it the writer is */
+    const bool reverse = (blockIdx.x + blockIdx.y + blockIdx.z) & 1;
+    for (;;) {
+        for (int i = 0; i < n; i++) {
+            const int t = reverse ? n - 1 - i : i;
+            if (fibers[t].state == READY) to_fiber(t);
+        }
+        int done = 0, at_barrier = 0;
+        for (int t = 0; t < n; t++) {
+            done += fibers[t].state == DONE;
+            at_barrier += fibers[t].state == WAIT_BLOCK;
+        }
+        if (done == n) return;
+        bool moved = false;
+        for (int lo = 0; lo < n; lo += 32) {
+            const int hi = lo + 32 < n ? lo + 32 : n;
+            int waiting = 0;
+            for (int l = lo; l < hi; l++) waiting += fibers[l].state == WAIT_WARP;
+            if (!waiting) continue;
+            if (hi - lo < 32) fail("a warp operation in a warp of %d threads", hi - lo);
+            if (waiting == 32) {
+                resolve_warp(lo, hi);
+                moved = true;
+            }
+        }
+        if (moved) continue;
+        if (at_barrier && at_barrier + done == n) {
+            if (done)
+                fail("__syncthreads reached by %d threads after %d returned", at_barrier, done);
+            for (int t = 0; t < n; t++) fibers[t].state = READY;
+            continue;
+        }
+        fail("deadlock: %d threads at __syncthreads, %d returned, the rest at warp operations "
+             "some of their lanes never reach", at_barrier, done);
+    }
+}
+
+/* ---- launches, memory, streams and graphs --------------------------------------------------- */
+
+static std::map<const void *, int> smem_allowed; /* cudaFuncSetAttribute */
+static const int SMEM_DEFAULT = 48 * 1024, SMEM_OPTIN = 227 * 1024;
+static unsigned char *smem;
+static size_t smem_cap;
+static cudaError_t last_error, capture_error;
+static bool capturing;
+static cudaStream_t capture_stream;
+static std::vector<std::function<void()>> recording;
+static std::map<uintptr_t, size_t> pinned; /* cudaHostAlloc'd ranges: start -> bytes */
+
+unsigned char *dynamic_smem(void) { return smem; }
+
+static void exec_grid(const cfg &c, const std::function<void()> &body)
+{
+    gridDim = c.grid;
+    blockDim = c.block;
+    if (c.smem > smem_cap) {
+        free(smem);
+        smem_cap = (c.smem + 127) / 128 * 128;
+        smem = (unsigned char *)aligned_alloc(128, smem_cap);
+    }
+    const int n = (int)(c.block.x * c.block.y * c.block.z);
+    bool plain = false;
+    for (unsigned z = 0; z < c.grid.z; z++)
+        for (unsigned y = 0; y < c.grid.y; y++)
+            for (unsigned x = 0; x < c.grid.x; x++) {
+                blockIdx = uint3{x, y, z};
+                if (c.smem) memset(smem, 0xff, c.smem); /* NaN until written */
+                if (!plain) {
+                    sync_calls = 0;
+                    run_block_fibers(n, body);
+                    plain = sync_calls == 0;
+                    continue;
+                }
+                direct = true;
+                for (int t = 0; t < n; t++) {
+                    set_thread(t);
+                    body();
+                }
+                direct = false;
+            }
+}
+
+/* what a stream does: now, or into the capture */
+static cudaError_t enqueue(cudaStream_t s, std::function<void()> op)
+{
+    if (capturing) {
+        if (s != capture_stream) {
+            capture_error = cudaErrorStreamCaptureInvalidated;
+            return cudaErrorStreamCaptureUnsupported;
+        }
+        recording.push_back(std::move(op));
+        return cudaSuccess;
+    }
+    op();
+    return cudaSuccess;
+}
+
+void run(const cfg &c, const void *kernel, std::function<void()> body)
+{
+    const unsigned long threads = (unsigned long)c.block.x * c.block.y * c.block.z;
+    if (!threads || threads > 1024 || c.block.z > 64 || !c.grid.x || !c.grid.y || !c.grid.z ||
+        c.grid.y > 65535 || c.grid.z > 65535) {
+        last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    auto allowed = smem_allowed.find(kernel);
+    size_t limit = allowed == smem_allowed.end() ? SMEM_DEFAULT : (size_t)allowed->second;
+    if (c.smem > limit) {
+        last_error = cudaErrorInvalidValue;
+        return;
+    }
+    cudaError_t rc = enqueue(c.stream, [c, body]() { exec_grid(c, body); });
+    if (rc) last_error = rc;
+}
+
+uint64_t warp_exchange(unsigned mask, warp_op op, uint64_t bits, int arg)
+{
+    if (mask != 0xffffffffu) fail("warp operation with mask %#x: only full masks emulated", mask);
+    fibers[cur].op = op;
+    fibers[cur].in = bits;
+    fibers[cur].arg = arg;
+    wait_here(WAIT_WARP);
+    return fibers[cur].out;
+}
+
+static bool is_pinned(const void *p, size_t bytes)
+{
+    auto it = pinned.upper_bound((uintptr_t)p);
+    if (it == pinned.begin()) return false;
+    --it;
+    return (uintptr_t)p + bytes <= it->first + it->second;
+}
+
+static cudaError_t refuse_in_capture(void)
+{
+    if (!capturing) return cudaSuccess;
+    capture_error = cudaErrorStreamCaptureInvalidated;
+    return cudaErrorStreamCaptureUnsupported;
+}
+
+} // namespace emu
+
+using namespace emu;
+
+void __syncthreads(void) { wait_here(WAIT_BLOCK); }
+
+void __syncwarp(unsigned mask) { warp_exchange(mask, (warp_op)OP_SYNCWARP, 0, 0); }
+
+struct emu_stream {
+    int unused;
+};
+struct emu_event {
+    int unused;
+};
+struct emu_graph {
+    std::vector<std::function<void()>> ops;
+};
+
+cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *dev)
+{
+    *dev = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int dev) { return dev == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev)
+{
+    (void)dev;
+    if (attr != cudaDevAttrMaxSharedMemoryPerBlockOptin) return cudaErrorInvalidValue;
+    *value = SMEM_OPTIN;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *kernel, cudaFuncAttribute attr, int value)
+{
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > SMEM_OPTIN)
+        return cudaErrorInvalidValue;
+    smem_allowed[kernel] = value;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = *total_bytes = (size_t)16 << 30;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void **p, size_t bytes)
+{
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    size_t n = (bytes + 255) / 256 * 256;
+    *p = aligned_alloc(256, n ? n : 256);
+    if (!*p) return cudaErrorMemoryAllocation;
+    memset(*p, 0xff, n); /* NaN until written */
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *p)
+{
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags)
+{
+    (void)flags;
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    size_t n = (bytes + 63) / 64 * 64;
+    *p = aligned_alloc(64, n ? n : 64);
+    if (!*p) return cudaErrorMemoryAllocation;
+    pinned[(uintptr_t)*p] = bytes;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    pinned.erase((uintptr_t)p);
+    free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    (void)kind;
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    /* a capture holds copies between pinned host memory and the device, not pageable ones */
+    if (capturing && ((kind == cudaMemcpyHostToDevice && !is_pinned(src, bytes)) ||
+                      (kind == cudaMemcpyDeviceToHost && !is_pinned(dst, bytes))))
+        return refuse_in_capture();
+    return enqueue(stream, [dst, src, bytes]() { memmove(dst, src, bytes); });
+}
+
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t stream)
+{
+    return enqueue(stream, [p, value, bytes]() { memset(p, value, bytes); });
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
+{
+    (void)flags;
+    *stream = new emu_stream();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    (void)stream;
+    return refuse_in_capture();
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
+{
+    (void)flags;
+    *event = new emu_event();
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    (void)event, (void)stream;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    (void)event;
+    return refuse_in_capture();
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
+{
+    if (capturing || mode != cudaStreamCaptureModeGlobal) return cudaErrorInvalidValue;
+    capturing = true;
+    capture_stream = stream;
+    capture_error = cudaSuccess;
+    recording.clear();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    if (!capturing || stream != capture_stream) return cudaErrorInvalidValue;
+    capturing = false;
+    *graph = NULL;
+    if (capture_error) return capture_error;
+    *graph = new emu_graph{std::move(recording)};
+    recording.clear();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags)
+{
+    (void)flags;
+    if (!graph) return cudaErrorInvalidValue;
+    *exec = new emu_graph(*graph);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+{
+    (void)stream;
+    if (capturing) return cudaErrorStreamCaptureUnsupported;
+    for (auto &op : exec->ops) op();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    delete exec;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t rc = last_error;
+    last_error = cudaSuccess;
+    return rc;
+}
+
+const char *cudaGetErrorName(cudaError_t rc)
+{
+    switch (rc) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    }
+    return "cudaErrorUnknown";
+}
+
+const char *cudaGetErrorString(cudaError_t rc)
+{
+    switch (rc) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument (emulated)";
+    case cudaErrorMemoryAllocation: return "out of memory (emulated)";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulated)";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected (emulated)";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing (emulated)";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture (emulated)";
+    }
+    return "unknown error (emulated)";
+}
+
+/* ---- cuBLAS --------------------------------------------------------------------------------- */
+
+struct emu_blas {
+    cudaStream_t stream;
+    cublasMath_t math;
+};
+
+cublasStatus_t cublasCreate(cublasHandle_t *handle)
+{
+    *handle = new emu_blas{NULL, CUBLAS_DEFAULT_MATH};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
+{
+    handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace, size_t bytes)
+{
+    (void)handle, (void)workspace, (void)bytes;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
+{
+    handle->math = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasGetStatusString(cublasStatus_t status)
+{
+    return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS"
+                                           : "CUBLAS_STATUS_INVALID_VALUE";
+}
+
+/* a column-major operand of ld x cols rounded to TF32 (float only: tensor cores' reading) */
+template <typename T> static std::vector<T> tf32_copy(const T *a, int ld, int cols)
+{
+    std::vector<T> r((size_t)ld * (size_t)cols);
+    for (size_t i = 0; i < r.size(); i++) r[i] = (T)nvcuda::wmma::__float_to_tf32((float)a[i]);
+    return r;
+}
+
+static void host_gemm(bool ta, bool tb, int m, int n, int k, float al, const float *a, int lda,
+                      const float *b, int ldb, float be, float *c, int ldc)
+{
+    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+                n, k, al, a, lda, b, ldb, be, c, ldc);
+}
+
+static void host_gemm(bool ta, bool tb, int m, int n, int k, double al, const double *a, int lda,
+                      const double *b, int ldb, double be, double *c, int ldc)
+{
+    cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+                n, k, al, a, lda, b, ldb, be, c, ldc);
+}
+
+/* cuBLAS's strided-batched gemm, column-major, queued on the handle's stream */
+template <typename T>
+static cublasStatus_t gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                   int m, int n, int k, const T *alpha, const T *A, int lda,
+                                   long long sA, const T *B, int ldb, long long sB, const T *beta,
+                                   T *C, int ldc, long long sC, int batch)
+{
+    const T al = *alpha, be = *beta;
+    const bool tf32 = std::is_same_v<T, float> && h->math == CUBLAS_TF32_TENSOR_OP_MATH;
+    cudaError_t rc = enqueue(h->stream, [=]() {
+        for (int b = 0; b < batch; b++) {
+            const T *a = A + b * sA, *bb = B + b * sB;
+            std::vector<T> ra, rb;
+            if (tf32 && k > 0) {
+                ra = tf32_copy(a, lda, ta ? m : k);
+                rb = tf32_copy(bb, ldb, tb ? k : n);
+                a = ra.data(), bb = rb.data();
+            }
+            host_gemm(ta, tb, m, n, k, al, a, lda, bb, ldb, be, C + b * sC, ldc);
+        }
+    });
+    return rc ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         long long sA, const float *B, int ldb, long long sB,
+                                         const float *beta, float *C, int ldc, long long sC,
+                                         int batch)
+{
+    return gemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
+                        batch);
+}
+
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const double *alpha, const double *A, int lda,
+                                         long long sA, const double *B, int ldb, long long sB,
+                                         const double *beta, double *C, int ldc, long long sC,
+                                         int batch)
+{
+    return gemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
+                        batch);
+}
