@@ -86,6 +86,9 @@ ifeq ($(CUDA_EMU),1)
   ifeq ($(CUDA),1)
     $(error CUDA=1 and CUDA_EMU=1 are two builds of the CUDA backend: pick one)
   endif
+  ifeq ($(DEBUG),1)
+    $(error CUDA_EMU=1 has no DEBUG=1 build: ASan does not follow the emulator's fiber stacks)
+  endif
   BUILD     ?= build/cuda-emu
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu) tests/cuda_emu/emu.cc
   CUDA_DEF  := -DTT_WITH_CUDA -Itests/cuda_emu/include

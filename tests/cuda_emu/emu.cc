@@ -232,6 +232,9 @@ static bool capturing;
 static cudaStream_t capture_stream;
 static std::vector<std::function<void()>> recording;
 static std::map<uintptr_t, size_t> pinned; /* cudaHostAlloc'd ranges: start -> bytes */
+static std::map<void *, size_t> device;    /* cudaMalloc'd blocks: what cudaMemGetInfo counts */
+static size_t device_used;
+static const size_t DEVICE_BYTES = (size_t)16 << 30; /* the emulated GPU's memory */
 
 unsigned char *dynamic_smem(void) { return smem; }
 
@@ -374,7 +377,8 @@ cudaError_t cudaFuncSetAttribute(const void *kernel, cudaFuncAttribute attr, int
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
-    *free_bytes = *total_bytes = (size_t)16 << 30;
+    *total_bytes = DEVICE_BYTES;
+    *free_bytes = DEVICE_BYTES - device_used;
     return cudaSuccess;
 }
 
@@ -382,15 +386,23 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     if (cudaError_t rc = refuse_in_capture()) return rc;
     size_t n = (bytes + 255) / 256 * 256;
-    *p = aligned_alloc(256, n ? n : 256);
+    if (!n) n = 256;
+    *p = n <= DEVICE_BYTES - device_used ? aligned_alloc(256, n) : NULL;
     if (!*p) return cudaErrorMemoryAllocation;
     memset(*p, 0xff, n); /* NaN until written */
+    device[*p] = n;
+    device_used += n;
     return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *p)
 {
     if (cudaError_t rc = refuse_in_capture()) return rc;
+    if (!p) return cudaSuccess;
+    auto it = device.find(p);
+    if (it == device.end()) return cudaErrorInvalidValue; /* not from cudaMalloc */
+    device_used -= it->second;
+    device.erase(it);
     free(p);
     return cudaSuccess;
 }
