@@ -362,16 +362,23 @@ bench-attention: deps-ok
 	@$(MAKE) --no-print-directory $(BUILD)/bench_attention
 	$(BUILD)/bench_attention $(if $(ROWS),--rows "$(ROWS)")
 
-# test-emu (CUDA_EMU=1): the CUDA suite of both runners on the emulated GPU (tests/cuda_emu/:
-# the CUDA build's code run on the CPU, for its logic); its training checks are
+# test-emu (CUDA_EMU=1): the emulator's self-test, then the CUDA suite of both runners on the
+# emulated GPU (tests/cuda_emu/: the CUDA build's code run on the CPU, for its logic); its
+# training checks are
 # `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes)
 .PHONY: test-emu
 test-emu: deps-ok
 	$(if $(filter 1,$(CUDA_EMU)),,$(error test-emu runs the emulated CUDA build. HINT: make \
 	  CUDA_EMU=1 test-emu))
-	@$(MAKE) --no-print-directory runners
+	@$(MAKE) --no-print-directory runners $(BUILD)/emu_selftest
+	$(BUILD)/emu_selftest
 	$(CHECK32) cuda
 	$(CHECK64) cuda
+
+# the emulator's own test (tests/cuda_emu/selftest.cu): what it claims to catch, it catches
+$(BUILD)/emu_selftest: $(call obj,f32,tests/cuda_emu/selftest.cu) $(LIB32)
+	@echo "  LD   $@"
+	@$(CXX) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
 # bench-gpu (make CUDA=1 bench-gpu, on a GPU machine): issue 12's table, the float32 bench_step
 # of the CUDA build against PyTorch eager and torch.compile, tiny small medium base (CONFIGS

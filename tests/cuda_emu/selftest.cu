@@ -1,0 +1,179 @@
+/* cuda_emu/selftest.cu: the emulator's own test (make CUDA_EMU=1 test-emu runs it first): that
+ * what README.md says it catches, it catches, so that the CUDA suite passing under it means
+ * what it claims. Each case is a small kernel, right or wrong; a wrong one must end the process
+ * with the emulator's message (run in a child), or give the poisoned value a missed barrier
+ * reads. Written as CUDA, so it would compile under nvcc too; built only by the emulator.
+ * Exit 0 when every case holds, 1 otherwise, one line per case. */
+#include <cuda_runtime.h>
+#include <mma.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failures;
+
+static void check(bool ok, const char *what)
+{
+    printf("%s: %s\n", ok ? "ok  " : "FAIL", what);
+    failures += !ok;
+}
+
+/* out[t] = the sum over the warp of t, by xor butterfly */
+static __global__ void warp_sum_kernel(float *out)
+{
+    float x = (float)threadIdx.x;
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    out[threadIdx.x] = x;
+}
+
+/* out[t] = what thread t + 1 wrote to shared memory, with or without the barrier between */
+static __global__ void neighbour_kernel(float *out, bool barrier)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *s = (float *)smem;
+    const int n = (int)blockDim.x, t = (int)threadIdx.x;
+    s[t] = (float)t;
+    if (barrier) __syncthreads();
+    out[t] = s[(t + 1) % n];
+}
+
+/* thread 0 returns, the others wait at a barrier: undefined on a GPU */
+static __global__ void early_return_kernel(void)
+{
+    if (threadIdx.x == 0) return;
+    __syncthreads();
+}
+
+/* half the warp shuffles, the other half waits at __syncwarp */
+static __global__ void divergent_kernel(float *out)
+{
+    float x = 1;
+    if (threadIdx.x < 16) x = __shfl_xor_sync(0xffffffffu, x, 1);
+    else __syncwarp();
+    out[threadIdx.x] = x;
+}
+
+/* a wmma load from a pointer 4 bytes past a 256-bit boundary */
+static __global__ void misaligned_wmma_kernel(const float *a)
+{
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32,
+                           nvcuda::wmma::row_major>
+        f;
+    nvcuda::wmma::load_matrix_sync(f, a + 1, 8);
+}
+
+/* counter[0] += 1 */
+static __global__ void count_kernel(int *counter)
+{
+    if (threadIdx.x == 0) counter[0] += 1;
+}
+
+/* f in a child process: it must die by SIGABRT with `want` in what it wrote to stderr */
+static void dies_with(void (*f)(void), const char *want, const char *what)
+{
+    int fd[2];
+    if (pipe(fd)) return check(false, what);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        f();
+        cudaStreamSynchronize(0);
+        _exit(0);
+    }
+    close(fd[1]);
+    char err[2048] = "";
+    size_t len = 0;
+    ssize_t r;
+    while (len < sizeof err - 1 && (r = read(fd[0], err + len, sizeof err - 1 - len)) > 0)
+        len += (size_t)r;
+    err[len] = '\0';
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    bool ok = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(err, want);
+    check(ok, what);
+    if (!ok) fprintf(stderr, "  (child: %s)\n", err);
+}
+
+static void run_early_return(void) { early_return_kernel<<<1, 64>>>(); }
+
+static void run_divergent(void)
+{
+    float *out;
+    cudaMalloc(&out, 32 * sizeof(float));
+    divergent_kernel<<<1, 32>>>(out);
+}
+
+static void run_misaligned(void)
+{
+    float *a;
+    cudaMalloc(&a, 1024 * sizeof(float));
+    misaligned_wmma_kernel<<<1, 32>>>(a);
+}
+
+int main(void)
+{
+    float *out, host[128];
+    cudaMalloc(&out, 128 * sizeof(float));
+
+    warp_sum_kernel<<<1, 64>>>(out);
+    cudaMemcpy(host, out, 64 * sizeof(float), cudaMemcpyDeviceToHost);
+    check(host[0] == 496 && host[31] == 496 && host[32] == 1520 && host[63] == 1520,
+          "__shfl_xor_sync: each warp's lanes get their warp's sum");
+
+    neighbour_kernel<<<1, 128, 128 * sizeof(float)>>>(out, true);
+    cudaMemcpy(host, out, 128 * sizeof(float), cudaMemcpyDeviceToHost);
+    bool right = true;
+    for (int t = 0; t < 128; t++) right = right && host[t] == (float)((t + 1) % 128);
+    check(right, "__syncthreads: a thread reads what its neighbour wrote before the barrier");
+
+    /* block 0 runs its threads first to last: thread t reads t + 1's slot before it is written */
+    neighbour_kernel<<<1, 128, 128 * sizeof(float)>>>(out, false);
+    cudaMemcpy(host, out, 128 * sizeof(float), cudaMemcpyDeviceToHost);
+    check(isnan(host[0]), "a missing __syncthreads: the read sees shared memory's NaN poison");
+
+    dies_with(run_early_return, "__syncthreads reached by 63 threads after 1 returned",
+              "a barrier after a thread returned is reported");
+    dies_with(run_divergent, "wait at different warp operations",
+              "lanes at different warp operations are reported");
+    dies_with(run_misaligned, "is not 256-bit aligned", "a misaligned wmma load is reported");
+
+    /* a capture records, refuses an allocation, and a graph replays what it recorded */
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    int *counter, got = -1;
+    cudaMalloc(&counter, sizeof(int));
+    cudaMemsetAsync(counter, 0, sizeof(int), s);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    count_kernel<<<1, 32, 0, s>>>(counter);
+    cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost); /* refused: a host wait */
+    check(got == -1, "a capture refuses a synchronous copy");
+    cudaError_t end = cudaStreamEndCapture(s, &graph);
+    check(end == cudaErrorStreamCaptureInvalidated, "a refused call invalidates the capture");
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    count_kernel<<<1, 32, 0, s>>>(counter);
+    void *p = NULL;
+    check(cudaMalloc(&p, 64) == cudaErrorStreamCaptureUnsupported && !p,
+          "a capture refuses an allocation");
+    cudaStreamEndCapture(s, &graph);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    count_kernel<<<1, 32, 0, s>>>(counter);
+    check(cudaStreamEndCapture(s, &graph) == cudaSuccess, "a clean capture ends");
+    cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost);
+    check(got == 0, "a captured launch does not run");
+    cudaGraphInstantiate(&exec, graph, 0);
+    for (int i = 0; i < 3; i++) cudaGraphLaunch(exec, s);
+    cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost);
+    check(got == 3, "a graph launched 3 times runs its kernel 3 times");
+
+    printf("cuda_emu selftest: %d failed\n", failures);
+    return failures ? 1 : 0;
+}
