@@ -13,10 +13,13 @@
 #include "mma.h"
 
 #include <cblas.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
@@ -225,14 +228,66 @@ static void run_block_fibers(int n, const std::function<void()> &body)
 
 static std::map<const void *, int> smem_allowed; /* cudaFuncSetAttribute */
 static const int SMEM_DEFAULT = 48 * 1024, SMEM_OPTIN = 227 * 1024;
-static unsigned char *smem;
-static size_t smem_cap;
+/* ---- guard pages: every device buffer and the dynamic shared memory end at a page that no
+ * access may touch, so a kernel reading or writing past one stops at once (compute-sanitizer's
+ * memcheck, for overruns of more than the 256-byte rounding of an allocation) ----------------- */
+
+static size_t page(void)
+{
+    static size_t p;
+    if (!p) p = (size_t)sysconf(_SC_PAGESIZE);
+    return p;
+}
+
+struct guarded {
+    char *base; /* the mapping: the pages of the buffer, then the guard page */
+    size_t len;
+};
+
+/* n bytes (a multiple of 256) whose end touches a PROT_NONE page; NULL if mmap fails */
+static void *guarded_alloc(size_t n, guarded *g)
+{
+    const size_t data = (n + page() - 1) / page() * page();
+    g->len = data + page();
+    g->base = (char *)mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0);
+    if (g->base == MAP_FAILED) return NULL;
+    mprotect(g->base + data, page(), PROT_NONE);
+    return g->base + data - n;
+}
+
+static void on_segv(int sig, siginfo_t *info, void *ctx)
+{
+    (void)sig, (void)ctx;
+    char msg[256];
+    int len = snprintf(msg, sizeof msg, "cuda_emu: access to %p, past a device buffer or the "
+                       "dynamic shared memory (a guard page), or another bad address (block "
+                       "%u,%u,%u thread %u,%u,%u)\n", info->si_addr, blockIdx.x, blockIdx.y,
+                       blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+    if (write(2, msg, (size_t)len) < 0) abort();
+    abort();
+}
+
+static void catch_overruns(void)
+{
+    static bool done;
+    if (done) return;
+    done = true;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+static unsigned char *smem; /* the launch's dynamic shared memory: it ends at smem_guard */
+static unsigned char *smem_guard;
 static cudaError_t last_error, capture_error;
 static bool capturing;
 static cudaStream_t capture_stream;
 static std::vector<std::function<void()>> recording;
 static std::map<uintptr_t, size_t> pinned; /* cudaHostAlloc'd ranges: start -> bytes */
-static std::map<void *, size_t> device;    /* cudaMalloc'd blocks: what cudaMemGetInfo counts */
+static std::map<void *, guarded> device; /* cudaMalloc'd blocks: their mappings */
 static size_t device_used;
 static const size_t DEVICE_BYTES = (size_t)16 << 30; /* the emulated GPU's memory */
 
@@ -242,11 +297,12 @@ static void exec_grid(const cfg &c, const std::function<void()> &body)
 {
     gridDim = c.grid;
     blockDim = c.block;
-    if (c.smem > smem_cap) {
-        free(smem);
-        smem_cap = (c.smem + 127) / 128 * 128;
-        smem = (unsigned char *)aligned_alloc(128, smem_cap);
+    if (!smem_guard) { /* the largest a block may have, once */
+        guarded g;
+        smem_guard = (unsigned char *)guarded_alloc((size_t)SMEM_OPTIN, &g) + SMEM_OPTIN;
+        catch_overruns();
     }
+    smem = smem_guard - (c.smem + 127) / 128 * 128;
     const int n = (int)(c.block.x * c.block.y * c.block.z);
     bool plain = false;
     for (unsigned z = 0; z < c.grid.z; z++)
@@ -387,11 +443,13 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
     if (cudaError_t rc = refuse_in_capture()) return rc;
     size_t n = (bytes + 255) / 256 * 256;
     if (!n) n = 256;
-    *p = n <= DEVICE_BYTES - device_used ? aligned_alloc(256, n) : NULL;
+    guarded g;
+    *p = n <= DEVICE_BYTES - device_used ? guarded_alloc(n, &g) : NULL;
     if (!*p) return cudaErrorMemoryAllocation;
+    catch_overruns();
     memset(*p, 0xff, n); /* NaN until written */
-    device[*p] = n;
-    device_used += n;
+    device[*p] = g;
+    device_used += g.len;
     return cudaSuccess;
 }
 
@@ -401,9 +459,9 @@ cudaError_t cudaFree(void *p)
     if (!p) return cudaSuccess;
     auto it = device.find(p);
     if (it == device.end()) return cudaErrorInvalidValue; /* not from cudaMalloc */
-    device_used -= it->second;
+    device_used -= it->second.len;
+    munmap(it->second.base, it->second.len);
     device.erase(it);
-    free(p);
     return cudaSuccess;
 }
 

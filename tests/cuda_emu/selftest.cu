@@ -2,7 +2,8 @@
  * what README.md says it catches, it catches, so that the CUDA suite passing under it means
  * what it claims. Each case is a small kernel, right or wrong; a wrong one must end the process
  * with the emulator's message (run in a child), or give the poisoned value a missed barrier
- * reads. Written as CUDA, so it would compile under nvcc too; built only by the emulator.
+ * reads, or touch a guard page. Written as CUDA, so it would compile under nvcc too; built
+ * only by the emulator.
  * Exit 0 when every case holds, 1 otherwise, one line per case. */
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -66,6 +67,14 @@ static __global__ void misaligned_wmma_kernel(const float *a)
     nvcuda::wmma::load_matrix_sync(f, a + 1, 8);
 }
 
+/* writes 64 floats past the end of p (n floats) or of the dynamic shared memory (n floats) */
+static __global__ void overrun_kernel(float *p, int n, bool shared)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *s = shared ? (float *)smem : p;
+    s[n + 64 + (int)threadIdx.x] = 1;
+}
+
 /* counter[0] += 1 */
 static __global__ void count_kernel(int *counter)
 {
@@ -110,6 +119,20 @@ static void run_divergent(void)
     divergent_kernel<<<1, 32>>>(out);
 }
 
+static void run_overrun(void)
+{
+    float *p;
+    cudaMalloc(&p, 256 * sizeof(float));
+    overrun_kernel<<<1, 32>>>(p, 256, false);
+}
+
+static void run_smem_overrun(void)
+{
+    float *p;
+    cudaMalloc(&p, 256 * sizeof(float));
+    overrun_kernel<<<1, 32, 256 * sizeof(float)>>>(p, 256, true);
+}
+
 static void run_misaligned(void)
 {
     float *a;
@@ -143,6 +166,9 @@ int main(void)
     dies_with(run_divergent, "wait at different warp operations",
               "lanes at different warp operations are reported");
     dies_with(run_misaligned, "is not 256-bit aligned", "a misaligned wmma load is reported");
+    dies_with(run_overrun, "past a device buffer", "a write past a device buffer is reported");
+    dies_with(run_smem_overrun, "past a device buffer or the dynamic shared memory",
+              "a write past the dynamic shared memory is reported");
 
     /* a capture records, refuses an allocation, and a graph replays what it recorded */
     cudaStream_t s;

@@ -2,12 +2,13 @@
  * tests/cuda_emu/emu.cc): the backend's .cu files compiled by g++ as C++ and run on the CPU, so
  * that their logic (indices, tiles, barriers, masks, the step bracket's capture and replay) is
  * tested on a machine without a GPU. Device memory is host memory filled with NaN bytes when
- * allocated; a kernel's threads are fibers, a block's run to each barrier in turn; warp
- * shuffles and ballots exchange through the scheduler; a stream capture records what it is
- * given and a graph launch replays it. Calls a real capture refuses (allocation, host waits,
- * copies from pageable memory) fail as they would there. It is no model of timing, memory
- * ordering or the hardware's arithmetic: a test here says a kernel computes the right thing,
- * not that it is fast or free of races. Only the subset the backend uses is here. */
+ * allocated and ending at a guard page, as does a block's dynamic shared memory (an access
+ * past either stops the run); a kernel's threads are fibers, a block's run to each barrier in
+ * turn; warp shuffles and ballots exchange through the scheduler; a stream capture records
+ * what it is given and a graph launch replays it. Calls a real capture refuses (allocation,
+ * host waits, copies from pageable memory) fail as they would there. It is no model of timing,
+ * memory ordering or the hardware's arithmetic: a test here says a kernel computes the right
+ * thing, not that it is fast or free of races. Only the subset the backend uses is here. */
 #ifndef TT_CUDA_EMU_RUNTIME_H
 #define TT_CUDA_EMU_RUNTIME_H
 
