@@ -7,7 +7,7 @@
  * GPU. The first block of a launch that makes no such call lets the launch's other blocks run
  * their threads as plain calls, which keeps element-wise kernels fast; such a block calling
  * one is reported too. Odd blocks run their threads in reverse order, so that a missing
- * barrier shows whichever warp writes. */
+ * barrier shows whichever warp writes, and every other launch its blocks. */
 #include "cublas_v2.h"
 #include "cuda_runtime.h"
 #include "mma.h"
@@ -304,10 +304,17 @@ static void exec_grid(const cfg &c, const std::function<void()> &body)
     }
     smem = smem_guard - (c.smem + 127) / 128 * 128;
     const int n = (int)(c.block.x * c.block.y * c.block.z);
+    /* every other launch runs its blocks last to first: a kernel that needs another block's
+     * results (blocks of one launch have no order on a GPU) then reads NaN one way or other */
+    static unsigned long launches;
+    const bool backwards = launches++ & 1;
     bool plain = false;
-    for (unsigned z = 0; z < c.grid.z; z++)
-        for (unsigned y = 0; y < c.grid.y; y++)
-            for (unsigned x = 0; x < c.grid.x; x++) {
+    for (unsigned zi = 0; zi < c.grid.z; zi++)
+        for (unsigned yi = 0; yi < c.grid.y; yi++)
+            for (unsigned xi = 0; xi < c.grid.x; xi++) {
+                const unsigned z = backwards ? c.grid.z - 1 - zi : zi;
+                const unsigned y = backwards ? c.grid.y - 1 - yi : yi;
+                const unsigned x = backwards ? c.grid.x - 1 - xi : xi;
                 blockIdx = uint3{x, y, z};
                 if (c.smem) memset(smem, 0xff, c.smem); /* NaN until written */
                 if (!plain) {
