@@ -446,10 +446,13 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/tests/fuzz/fuzz_
 deps:
 	@scripts/deps.sh install
 	@scripts/deps.sh fuzz || echo "deps: make fuzz will need clang and libclang-rt-dev (above)"
+	@scripts/deps.sh emu || echo "deps: make CUDA_EMU=1 will need g++ and python3 (above)"
 
 # Quiet when everything is there; otherwise installs (root) or fails with the apt-get line.
+# CUDA_EMU=1 also needs g++ and python3.
 deps-ok:
 	@scripts/deps.sh ensure
+	$(if $(filter 1,$(CUDA_EMU)),@scripts/deps.sh emu)
 
 clean:
 	rm -rf build train infer

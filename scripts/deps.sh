@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deps.sh install|ensure|viewer|fuzz: the Debian packages the build and the tests need.
+# deps.sh install|ensure|viewer|mpi|emu|fuzz: the Debian packages the build and the tests need.
 #   install: apt-get install the missing required packages (as root), else print the command
 #            and fail; then try the optional ones (a failure there is only a warning).
 #   ensure:  do nothing when the required ones are installed; otherwise install those.
@@ -9,6 +9,9 @@
 #   mpi:     Open MPI (openmpi-bin, libopenmpi-dev) for make MPI=1 and its tests (mpirun),
 #            installed when missing (as root; openmpi-bin depends on the ssh client its
 #            launcher looks for), else the apt-get line and exit 1.
+#   emu:     g++ and python3 for make CUDA_EMU=1 (tests/cuda_emu: prep.py rewrites the .cu
+#            files, g++ compiles them), installed when missing (as root), else the apt-get
+#            line and exit 1.
 #   fuzz:    clang and its runtime libraries (libFuzzer, the sanitizers) for make fuzz,
 #            installed when missing (as root), else the apt-get line and exit 1. On Debian 12
 #            the clang package alone lacks libFuzzer: it is in libclang-rt-14-dev, which
@@ -21,6 +24,7 @@ PACKAGES=(gcc make pkg-config libopenblas-dev libcjson-dev check)
 OPTIONAL=(chromium fonts-liberation fonts-nanum)
 FUZZ=(clang libclang-rt-dev)
 MPI=(openmpi-bin libopenmpi-dev)
+EMU=(g++ python3)
 
 missing_of() {
     local p
@@ -31,9 +35,9 @@ missing_of() {
 
 mode=${1:-ensure}
 case $mode in
-install | ensure | viewer | fuzz | mpi) ;;
+install | ensure | viewer | fuzz | mpi | emu) ;;
 *)
-    echo "usage: $0 install|ensure|viewer|fuzz|mpi" >&2
+    echo "usage: $0 install|ensure|viewer|fuzz|mpi|emu" >&2
     exit 2
     ;;
 esac
@@ -53,13 +57,16 @@ if [ "${TT_DEPS_BUNDLED:-0}" = 1 ]; then
          "HINT: source .device/env.sh (made by ../shared/tools/device-bundle.sh)" >&2
     exit 1
 fi
-if [ "$mode" = fuzz ] || [ "$mode" = mpi ]; then
+if [ "$mode" = fuzz ] || [ "$mode" = mpi ] || [ "$mode" = emu ]; then
     if [ "$mode" = fuzz ]; then
         what="make fuzz"
         mapfile -t missing < <(missing_of "${FUZZ[@]}")
-    else
+    elif [ "$mode" = mpi ]; then
         what="make MPI=1"
         mapfile -t missing < <(missing_of "${MPI[@]}")
+    else
+        what="make CUDA_EMU=1"
+        mapfile -t missing < <(missing_of "${EMU[@]}")
     fi
     [ ${#missing[@]} -eq 0 ] && exit 0
     if [ "$(id -u)" -ne 0 ]; then

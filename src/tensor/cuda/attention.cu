@@ -126,7 +126,7 @@ static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, 
 /* out (B,T,ldo): O; att (B,NH,T,T): P; keep (B,NH,T,T) or NULL (no dropout); q, k, v
  * (B,T,ld*) read at head h's columns; pad (B,T) or NULL. Block (row tile, h, b); dynamic
  * shared memory: TILE_REALS + ROWS T reals. */
-static __global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(THREADS, 2)
     forward_kernel(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                    const real *v, const int32_t *pad, tt_attn_desc a, tt_rng at,
                    const tt_cuda_vary *vary, uint32_t thr, real s)
@@ -134,22 +134,20 @@ static __global__ void __launch_bounds__(THREADS)
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(16) unsigned char smem[];
     real *tiles = (real *)smem, *S = tiles + TILE_REALS;
-    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
-              i0 = (int)blockIdx.x * ROWS;
-    const int64_t bh = (int64_t)b * a.NH + h;
-    const int kend = a.causal ? imin(T, i0 + ROWS) : T; /* keys any of these rows can see */
-    q += head_at(a.ldq, T, b, h, HS);
-    k += head_at(a.ldk, T, b, h, HS);
-    v += head_at(a.ldv, T, b, h, HS);
-    out += head_at(a.ldo, T, b, h, HS) + (int64_t)i0 * a.ldo;
+    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0);
+    const int64_t bh = head_index(a);
+    q += head_at(a, a.ldq);
+    k += head_at(a, a.ldk);
+    v += head_at(a, a.ldv);
+    out += head_at(a, a.ldo) + (int64_t)i0 * a.ldo;
     real acc[RW][CW];
     for (int j0 = 0; j0 < kend; j0 += CT) {
         rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
         store_tile(S + j0, T, acc, a.scale, false, ROWS, kend - j0);
     }
     __syncwarp(); /* a warp's S rows are its own from here to the end */
-    softmax_rows(S, T, T, att, keep, pad ? pad + (int64_t)b * T : NULL, a.causal, at, thr, s, bh,
-                 T, i0, kend);
+    softmax_rows(S, T, T, att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL, a.causal, at,
+                 thr, s, bh, T, i0, kend);
     for (int d0 = 0; d0 < HS; d0 += CT) {
         smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
         store_tile(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
@@ -159,19 +157,17 @@ static __global__ void __launch_bounds__(THREADS)
 /* dq (B,T,ldq) += scale dS K, or NULL; ds (B,NH,T,T) = dS for dkv_kernel, or NULL; dout
  * (B,T,ldo); att, keep (B,NH,T,T) saved (keep NULL: no dropout); k, v (B,T,ld*). Block (row
  * tile, h, b), dynamic shared memory as forward_kernel's. */
-static __global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(THREADS, 2)
     dq_kernel(real *dq, real *ds, const real *dout, const real *att, const uint8_t *keep,
               const real *k, const real *v, tt_attn_desc a, real s)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     real *tiles = (real *)smem, *S = tiles + TILE_REALS;
-    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
-              i0 = (int)blockIdx.x * ROWS;
-    const int64_t bh = (int64_t)b * a.NH + h;
-    const int kend = a.causal ? imin(T, i0 + ROWS) : T;
-    dout += head_at(a.ldo, T, b, h, HS);
-    k += head_at(a.ldk, T, b, h, HS);
-    v += head_at(a.ldv, T, b, h, HS);
+    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0);
+    const int64_t bh = head_index(a);
+    dout += head_at(a, a.ldo);
+    k += head_at(a, a.ldk);
+    v += head_at(a, a.ldv);
     real acc[RW][CW];
     for (int j0 = 0; j0 < kend; j0 += CT) {
         rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
@@ -180,7 +176,7 @@ static __global__ void __launch_bounds__(THREADS)
     __syncwarp();
     ds_rows(S, T, T, ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return;
-    dq += head_at(a.ldq, T, b, h, HS) + (int64_t)i0 * a.ldq;
+    dq += head_at(a, a.ldq) + (int64_t)i0 * a.ldq;
     for (int d0 = 0; d0 < HS; d0 += CT) {
         smem_rows_times(acc, tiles, S, T, k, a.ldk, d0, kend, HS);
         store_tile(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
@@ -191,29 +187,28 @@ static __global__ void __launch_bounds__(THREADS)
  * dq_kernel (read when dk); att, keep (B,NH,T,T) saved; q (B,T,ldq), dout (B,T,ldo). Block
  * (key tile, h, b): its ROWS keys, summing over the queries i in order; causal: only i >= j
  * have P != 0, so the sums start at the tile's first key. */
-static __global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(THREADS, 2)
     dkv_kernel(real *dk, real *dv, const real *ds, const real *dout, const real *att,
                const uint8_t *keep, const real *q, tt_attn_desc a, real s)
 {
     __shared__ real tiles[TILE_REALS];
-    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
-              j0 = (int)blockIdx.x * ROWS;
-    const int64_t bhTT = ((int64_t)b * a.NH + h) * T * T;
+    const int T = a.T, HS = a.HS, j0 = row0();
+    const int64_t bhTT = head_index(a) * T * T;
     const int i_lo = a.causal ? j0 : 0;
-    q += head_at(a.ldq, T, b, h, HS);
-    dout += head_at(a.ldo, T, b, h, HS);
+    q += head_at(a, a.ldq);
+    dout += head_at(a, a.ldo);
+    if (dk) dk += head_at(a, a.ldk) + (int64_t)j0 * a.ldk; /* this block's key rows */
+    if (dv) dv += head_at(a, a.ldv) + (int64_t)j0 * a.ldv;
     real acc[RW][CW];
     for (int d0 = 0; d0 < HS; d0 += CT) {
         if (dk) {
             cols_times(acc, tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
-            store_tile(dk + head_at(a.ldk, T, b, h, HS) + (int64_t)j0 * a.ldk + d0, a.ldk, acc,
-                       a.scale, true, T - j0, HS - d0);
+            store_tile(dk + d0, a.ldk, acc, a.scale, true, T - j0, HS - d0);
         }
         if (dv) {
             cols_times(acc, tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0,
                        i_lo, d0, T, HS);
-            store_tile(dv + head_at(a.ldv, T, b, h, HS) + (int64_t)j0 * a.ldv + d0, a.ldv, acc,
-                       R(1), true, T - j0, HS - d0);
+            store_tile(dv + d0, a.ldv, acc, R(1), true, T - j0, HS - d0);
         }
     }
 }

@@ -28,10 +28,29 @@ TT_HD static inline int round_up(int x, int m)
     return (x + m - 1) / m * m;
 }
 
-/* offset of row 0 of head h of batch b in a (B, T, ld) tensor */
-static __device__ __forceinline__ int64_t head_at(int ld, int T, int b, int h, int HS)
+/* What a block of grid_of works on: head h = blockIdx.y of batch b = blockIdx.z, rows from
+ * row0 (query rows in the forward and dq kernels, key rows in dkv). */
+static __device__ __forceinline__ int row0(void)
 {
-    return (int64_t)b * T * ld + (int64_t)h * HS;
+    return (int)blockIdx.x * ROWS;
+}
+
+/* the block's head as an index b NH + h into (B, NH, ...) */
+static __device__ __forceinline__ int64_t head_index(const tt_attn_desc &a)
+{
+    return (int64_t)blockIdx.z * a.NH + blockIdx.y;
+}
+
+/* offset of the block's head, row 0, in a (B, T, ld) tensor */
+static __device__ __forceinline__ int64_t head_at(const tt_attn_desc &a, int ld)
+{
+    return (int64_t)blockIdx.z * a.T * ld + (int64_t)blockIdx.y * a.HS;
+}
+
+/* the keys query rows i0 .. i0+ROWS-1 can see: past them every key is causally masked */
+static __device__ __forceinline__ int keys_seen(const tt_attn_desc &a, int i0)
+{
+    return a.causal ? imin(a.T, i0 + ROWS) : a.T;
 }
 
 /* The dropout mask's Philox element: keep (b, h, i, j) is element ((b NH + h) T + i) T + j of
@@ -106,7 +125,8 @@ static __device__ inline void drop_row(real *row, uint8_t *krow, tt_rng at, uint
 /* row[j] = 0 for j in [from, to), a warp's lanes j apart */
 static __device__ __forceinline__ void zero_span(real *row, int from, int to)
 {
-    for (int j = from + (int)(threadIdx.x % 32); j < to; j += 32) row[j] = R(0);
+    for (int j = from + (int)(threadIdx.x % 32); j < to; j += 32)
+        row[j] = R(0);
 }
 
 /* This warp's RW rows of S (row stride lds; scores of keys < kend, past kend every key is

@@ -198,23 +198,21 @@ static __global__ void __launch_bounds__(THREADS, 2)
 {
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(128) unsigned char smem_tc[];
-    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
-              i0 = (int)blockIdx.x * ROWS, lds = rows_ld(T);
+    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = rows_ld(T);
     float *tiles = (float *)smem_tc, *S = tiles + TC_TILE;
-    const int64_t bh = (int64_t)b * a.NH + h;
-    const int kend = a.causal ? imin(T, i0 + ROWS) : T; /* keys any of these rows can see */
-    q += head_at(a.ldq, T, b, h, HS);
-    k += head_at(a.ldk, T, b, h, HS);
-    v += head_at(a.ldv, T, b, h, HS);
-    out += head_at(a.ldo, T, b, h, HS) + (int64_t)i0 * a.ldo;
+    const int64_t bh = head_index(a);
+    q += head_at(a, a.ldq);
+    k += head_at(a, a.ldk);
+    v += head_at(a, a.ldv);
+    out += head_at(a, a.ldo) + (int64_t)i0 * a.ldo;
     acc_t c;
     for (int j0 = 0; j0 < kend; j0 += CT) {
         rows_times_rows<PASSES>(c, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
         store_rows(S, lds, c, a.scale, j0);
     }
     __syncthreads(); /* a fragment spans the rows of four warps' row passes */
-    softmax_rows(S, lds, round_up(T, 8), att, keep, pad ? pad + (int64_t)b * T : NULL, a.causal, at,
-                 thr, s, bh, T, i0, kend);
+    softmax_rows(S, lds, round_up(T, 8), att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL,
+                 a.causal, at, thr, s, bh, T, i0, kend);
     for (int d0 = 0; d0 < HS; d0 += CT) {
         smem_rows_times<PASSES>(c, tiles, S, lds, v, a.ldv, d0, kend, HS);
         store_out(out + d0, a.ldo, c, tiles, 1, false, T - i0, HS - d0);
@@ -228,14 +226,12 @@ static __global__ void __launch_bounds__(THREADS, 2)
               const float *k, const float *v, tt_attn_desc a, float s)
 {
     extern __shared__ __align__(128) unsigned char smem_tc[];
-    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
-              i0 = (int)blockIdx.x * ROWS, lds = rows_ld(T);
+    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = rows_ld(T);
     float *tiles = (float *)smem_tc, *S = tiles + TC_TILE;
-    const int64_t bh = (int64_t)b * a.NH + h;
-    const int kend = a.causal ? imin(T, i0 + ROWS) : T;
-    dout += head_at(a.ldo, T, b, h, HS);
-    k += head_at(a.ldk, T, b, h, HS);
-    v += head_at(a.ldv, T, b, h, HS);
+    const int64_t bh = head_index(a);
+    dout += head_at(a, a.ldo);
+    k += head_at(a, a.ldk);
+    v += head_at(a, a.ldv);
     acc_t c;
     for (int j0 = 0; j0 < kend; j0 += CT) {
         rows_times_rows<PASSES>(c, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
@@ -244,7 +240,7 @@ static __global__ void __launch_bounds__(THREADS, 2)
     __syncthreads();
     ds_rows(S, lds, round_up(T, 8), ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return; /* the same for the whole block */
-    dq += head_at(a.ldq, T, b, h, HS) + (int64_t)i0 * a.ldq;
+    dq += head_at(a, a.ldq) + (int64_t)i0 * a.ldq;
     for (int d0 = 0; d0 < HS; d0 += CT) {
         smem_rows_times<PASSES>(c, tiles, S, lds, k, a.ldk, d0, kend, HS);
         store_out(dq + d0, a.ldq, c, tiles, a.scale, true, T - i0, HS - d0);
@@ -258,24 +254,23 @@ static __global__ void __launch_bounds__(THREADS, 2)
                const uint8_t *keep, const float *q, tt_attn_desc a, float s)
 {
     __shared__ __align__(128) float tiles[TC_TILE];
-    const int T = a.T, HS = a.HS, b = (int)blockIdx.z, h = (int)blockIdx.y,
-              j0 = (int)blockIdx.x * ROWS;
-    const int64_t bhTT = ((int64_t)b * a.NH + h) * T * T;
+    const int T = a.T, HS = a.HS, j0 = row0();
+    const int64_t bhTT = head_index(a) * T * T;
     const int i_lo = a.causal ? j0 : 0;
-    q += head_at(a.ldq, T, b, h, HS);
-    dout += head_at(a.ldo, T, b, h, HS);
+    q += head_at(a, a.ldq);
+    dout += head_at(a, a.ldo);
+    if (dk) dk += head_at(a, a.ldk) + (int64_t)j0 * a.ldk; /* this block's key rows */
+    if (dv) dv += head_at(a, a.ldv) + (int64_t)j0 * a.ldv;
     acc_t c;
     for (int d0 = 0; d0 < HS; d0 += CT) {
         if (dk) {
             cols_times<PASSES>(c, tiles, ds + bhTT, NULL, 1, q, a.ldq, j0, i_lo, d0, T, HS);
-            store_out(dk + head_at(a.ldk, T, b, h, HS) + (int64_t)j0 * a.ldk + d0, a.ldk, c, tiles,
-                      a.scale, true, T - j0, HS - d0);
+            store_out(dk + d0, a.ldk, c, tiles, a.scale, true, T - j0, HS - d0);
         }
         if (dv) {
             cols_times<PASSES>(c, tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0,
                                i_lo, d0, T, HS);
-            store_out(dv + head_at(a.ldv, T, b, h, HS) + (int64_t)j0 * a.ldv + d0, a.ldv, c, tiles,
-                      1, true, T - j0, HS - d0);
+            store_out(dv + d0, a.ldv, c, tiles, 1, true, T - j0, HS - d0);
         }
     }
 }
