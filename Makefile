@@ -365,15 +365,18 @@ bench-attention: deps-ok
 # test-emu (CUDA_EMU=1): the emulator's self-test, then the CUDA suite of both runners on the
 # emulated GPU (tests/cuda_emu/: the CUDA build's code run on the CPU, for its logic); its
 # training checks are
-# `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes)
+# `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes). Both of the
+# emulator's schedules (cuda_emu/emu.cc): float32 with work deferred to the host's waits,
+# float64 with every call run at once; the two precisions share the host code they test.
 .PHONY: test-emu
 test-emu: deps-ok
 	$(if $(filter 1,$(CUDA_EMU)),,$(error test-emu runs the emulated CUDA build. HINT: make \
 	  CUDA_EMU=1 test-emu))
 	@$(MAKE) --no-print-directory runners $(BUILD)/emu_selftest
-	$(BUILD)/emu_selftest
-	$(CHECK32) cuda
-	$(CHECK64) cuda
+	TT_EMU_SCHEDULE=defer $(BUILD)/emu_selftest
+	TT_EMU_SCHEDULE=eager $(BUILD)/emu_selftest
+	TT_EMU_SCHEDULE=defer $(CHECK32) cuda
+	TT_EMU_SCHEDULE=eager $(CHECK64) cuda
 
 # the emulator's own test (tests/cuda_emu/selftest.cu): what it claims to catch, it catches
 $(BUILD)/emu_selftest: $(call obj,f32,tests/cuda_emu/selftest.cu) $(LIB32)

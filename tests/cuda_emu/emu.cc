@@ -21,12 +21,25 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <list>
 #include <map>
 #include <memory>
 #include <vector>
 
 uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
+
+struct emu_stream {
+    bool nonblocking; /* cudaStreamNonBlocking: no implicit wait on the legacy stream */
+};
+struct emu_event {
+    cudaStream_t stream; /* where it was last recorded, and after which queued op */
+    unsigned long seq;
+    bool recorded;
+};
+struct emu_graph {
+    std::vector<std::function<void()>> ops;
+};
 
 namespace emu {
 
@@ -256,14 +269,24 @@ static void *guarded_alloc(size_t n, guarded *g)
     return g->base + data - n;
 }
 
+/* > 0 while the emulated GPU works: a kernel, a copy, a gemm. volatile, as what the SIGSEGV
+ * handler shares: else the compiler may move its updates across a memcpy it knows cannot see it */
+static volatile sig_atomic_t device_open;
+static bool open_on_fault(const char *a);
+
 static void on_segv(int sig, siginfo_t *info, void *ctx)
 {
     (void)sig, (void)ctx;
-    char msg[256];
-    int len = snprintf(msg, sizeof msg, "cuda_emu: access to %p, past a device buffer or the "
-                       "dynamic shared memory (a guard page), or another bad address (block "
-                       "%u,%u,%u thread %u,%u,%u)\n", info->si_addr, blockIdx.x, blockIdx.y,
-                       blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+    if (open_on_fault((const char *)info->si_addr)) return; /* the access is made again */
+    char msg[320];
+    int len = device_open
+                  ? snprintf(msg, sizeof msg, "cuda_emu: access to %p, past a device buffer or "
+                             "the dynamic shared memory (a guard page), or another bad address "
+                             "(block %u,%u,%u thread %u,%u,%u)\n", info->si_addr, blockIdx.x,
+                             blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z)
+                  : snprintf(msg, sizeof msg, "cuda_emu: the host touched %p, device memory "
+                             "(or another bad address), outside a kernel or copy: on a GPU the "
+                             "host cannot dereference a cudaMalloc pointer\n", info->si_addr);
     if (write(2, msg, (size_t)len) < 0) abort();
     abort();
 }
@@ -332,7 +355,101 @@ static void exec_grid(const cfg &c, const std::function<void()> &body)
             }
 }
 
-/* what a stream does: now, or into the capture */
+/* ---- the schedule ----------------------------------------------------------------------------
+ * By default (TT_EMU_SCHEDULE=defer) what a stream is given runs only when the host waits for
+ * it: a stream or event synchronisation, a blocking copy, cudaFree, cudaFreeHost. That is a
+ * GPU that has not started yet: a host read that does not wait sees the bytes from before, a
+ * host write to pinned memory before the copy that reads it has run changes what it copies,
+ * and a wait on one stream leaves another's work queued. Outside that work device memory is
+ * PROT_NONE, so a host access to a cudaMalloc pointer stops the run as it would on a GPU.
+ * TT_EMU_SCHEDULE=eager runs each call at once instead (a GPU done before the call returns),
+ * device memory always readable. A missing or misplaced wait shows in one or the other.
+ * The legacy default stream and blocking streams are one queue (they wait for each other); a
+ * non-blocking stream is its own. */
+
+struct pending {
+    cudaStream_t queue; /* NULL: the legacy stream's and the blocking streams' */
+    unsigned long seq;
+    std::function<void()> op;
+};
+static std::list<pending> queued;
+static unsigned long queued_seq; /* the last queued op's */
+
+static bool deferring(void)
+{
+    static int mode = -1;
+    if (mode < 0) {
+        const char *e = getenv("TT_EMU_SCHEDULE");
+        if (e && strcmp(e, "eager") && strcmp(e, "defer")) {
+            fprintf(stderr, "cuda_emu: TT_EMU_SCHEDULE=%s: expected defer (the default) or "
+                    "eager\n", e);
+            exit(2);
+        }
+        mode = !(e && !strcmp(e, "eager"));
+    }
+    return mode;
+}
+
+static cudaStream_t queue_of(cudaStream_t s) { return s && s->nonblocking ? s : NULL; }
+
+/* Device memory is PROT_NONE outside the device's work (defer only). While it works (open,
+ * nested), the first access to a buffer faults and opens that buffer (its pages, not the guard
+ * page) until the work ends: this costs a system call per buffer touched, not per buffer held. */
+static const guarded *volatile opened[1024];
+static volatile sig_atomic_t n_opened, opened_all;
+
+static void set_access(const guarded &g, int prot) { mprotect(g.base, g.len - page(), prot); }
+
+static bool open_on_fault(const char *a)
+{
+    if (!device_open || !deferring()) return false;
+    auto it = device.upper_bound((void *)a);
+    if (it == device.begin()) return false;
+    --it;
+    const guarded &g = it->second;
+    if (a < (const char *)it->first || a >= g.base + g.len - page()) return false; /* not in it */
+    set_access(g, PROT_READ | PROT_WRITE);
+    if (n_opened < (int)(sizeof opened / sizeof *opened)) {
+        opened[n_opened] = &g;
+        n_opened = n_opened + 1;
+    } else {
+        opened_all = 1;
+    }
+    return true;
+}
+
+static void open_device(bool open)
+{
+    device_open = device_open + (open ? 1 : -1);
+    if (open ? device_open > 1 : device_open > 0) return;
+    if (open || !deferring()) return;
+    if (opened_all)
+        for (auto &d : device) set_access(d.second, PROT_NONE);
+    else
+        for (int i = 0; i < n_opened; i++) set_access(*opened[i], PROT_NONE);
+    n_opened = 0;
+    opened_all = 0;
+}
+
+/* runs the queued ops up to seq, of s's queue or of every queue, in the order given */
+static void drain(cudaStream_t s, bool every, unsigned long seq)
+{
+    open_device(true);
+    for (auto it = queued.begin(); it != queued.end() && it->seq <= seq;) {
+        if (!every && it->queue != queue_of(s)) {
+            ++it;
+            continue;
+        }
+        std::function<void()> op = std::move(it->op);
+        it = queued.erase(it);
+        op(); /* queues nothing: kernels, copies and gemms make no runtime calls */
+    }
+    open_device(false);
+}
+
+static void drain_all(void) { drain(NULL, true, queued_seq); }
+
+/* what a stream does: queued, now, or into the capture */
 static cudaError_t enqueue(cudaStream_t s, std::function<void()> op)
 {
     if (capturing) {
@@ -343,7 +460,13 @@ static cudaError_t enqueue(cudaStream_t s, std::function<void()> op)
         recording.push_back(std::move(op));
         return cudaSuccess;
     }
+    if (deferring()) {
+        queued.push_back(pending{queue_of(s), ++queued_seq, std::move(op)});
+        return cudaSuccess;
+    }
+    open_device(true);
     op();
+    open_device(false);
     return cudaSuccess;
 }
 
@@ -351,7 +474,7 @@ void run(const cfg &c, const void *kernel, std::function<void()> body)
 {
     const unsigned long threads = (unsigned long)c.block.x * c.block.y * c.block.z;
     if (!threads || threads > 1024 || c.block.z > 64 || !c.grid.x || !c.grid.y || !c.grid.z ||
-        c.grid.y > 65535 || c.grid.z > 65535) {
+        c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535) {
         last_error = cudaErrorInvalidConfiguration;
         return;
     }
@@ -397,16 +520,6 @@ using namespace emu;
 void __syncthreads(void) { wait_here(WAIT_BLOCK); }
 
 void __syncwarp(unsigned mask) { warp_exchange(mask, (warp_op)OP_SYNCWARP, 0, 0); }
-
-struct emu_stream {
-    int unused;
-};
-struct emu_event {
-    int unused;
-};
-struct emu_graph {
-    std::vector<std::function<void()>> ops;
-};
 
 cudaError_t cudaGetDeviceCount(int *n)
 {
@@ -455,6 +568,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
     if (!*p) return cudaErrorMemoryAllocation;
     catch_overruns();
     memset(*p, 0xff, n); /* NaN until written */
+    if (deferring()) set_access(g, PROT_NONE); /* opened by its first access, if working */
     device[*p] = g;
     device_used += g.len;
     return cudaSuccess;
@@ -466,6 +580,7 @@ cudaError_t cudaFree(void *p)
     if (!p) return cudaSuccess;
     auto it = device.find(p);
     if (it == device.end()) return cudaErrorInvalidValue; /* not from cudaMalloc */
+    drain_all(); /* cudaFree waits for the device */
     device_used -= it->second.len;
     munmap(it->second.base, it->second.len);
     device.erase(it);
@@ -486,6 +601,7 @@ cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags)
 cudaError_t cudaFreeHost(void *p)
 {
     if (cudaError_t rc = refuse_in_capture()) return rc;
+    drain_all(); /* as cudaFree */
     pinned.erase((uintptr_t)p);
     free(p);
     return cudaSuccess;
@@ -495,7 +611,11 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
 {
     (void)kind;
     if (cudaError_t rc = refuse_in_capture()) return rc;
+    /* on the legacy stream: after its queue's work, not a non-blocking stream's */
+    drain(NULL, false, queued_seq);
+    open_device(true);
     memmove(dst, src, bytes);
+    open_device(false);
     return cudaSuccess;
 }
 
@@ -506,7 +626,17 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
     if (capturing && ((kind == cudaMemcpyHostToDevice && !is_pinned(src, bytes)) ||
                       (kind == cudaMemcpyDeviceToHost && !is_pinned(dst, bytes))))
         return refuse_in_capture();
-    return enqueue(stream, [dst, src, bytes]() { memmove(dst, src, bytes); });
+    if (kind == cudaMemcpyHostToDevice && !is_pinned(src, bytes)) {
+        /* pageable memory is read into a staging buffer before the call returns */
+        auto staged = std::make_shared<std::vector<char>>((const char *)src,
+                                                          (const char *)src + bytes);
+        return enqueue(stream, [dst, staged]() { memcpy(dst, staged->data(), staged->size()); });
+    }
+    cudaError_t rc = enqueue(stream, [dst, src, bytes]() { memmove(dst, src, bytes); });
+    /* a copy into pageable memory returns once it is done */
+    if (!rc && !capturing && kind == cudaMemcpyDeviceToHost && !is_pinned(dst, bytes))
+        drain(stream, false, queued_seq);
+    return rc;
 }
 
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t stream)
@@ -516,34 +646,38 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t strea
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 {
-    (void)flags;
-    *stream = new emu_stream();
+    *stream = new emu_stream{(flags & cudaStreamNonBlocking) != 0};
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    (void)stream;
-    return refuse_in_capture();
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    drain(stream, false, queued_seq);
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
     (void)flags;
-    *event = new emu_event();
+    *event = new emu_event{NULL, 0, false};
     return cudaSuccess;
 }
 
+/* (not in a capture: the backend records outside its graphs) */
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    (void)event, (void)stream;
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    *event = emu_event{stream, queued_seq, true};
     return cudaSuccess;
 }
 
+/* waits for the work queued on the event's stream before its record, not for what came after */
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-    (void)event;
-    return refuse_in_capture();
+    if (cudaError_t rc = refuse_in_capture()) return rc;
+    if (event->recorded) drain(event->stream, false, event->seq);
+    return cudaSuccess;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
@@ -578,9 +712,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 {
-    (void)stream;
     if (capturing) return cudaErrorStreamCaptureUnsupported;
-    for (auto &op : exec->ops) op();
+    for (auto &op : exec->ops) enqueue(stream, op);
     return cudaSuccess;
 }
 
@@ -699,6 +832,11 @@ static cublasStatus_t gemm_strided(cublasHandle_t h, cublasOperation_t ta, cubla
                                    long long sA, const T *B, int ldb, long long sB, const T *beta,
                                    T *C, int ldc, long long sC, int batch)
 {
+    /* what cuBLAS refuses (CUBLAS_STATUS_INVALID_VALUE), where OpenBLAS would only print */
+    const int lda_min = ta ? k : m, ldb_min = tb ? n : k;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (lda_min > 1 ? lda_min : 1) ||
+        ldb < (ldb_min > 1 ? ldb_min : 1) || ldc < (m > 1 ? m : 1))
+        return CUBLAS_STATUS_INVALID_VALUE;
     const T al = *alpha, be = *beta;
     const bool tf32 = std::is_same_v<T, float> && h->math == CUBLAS_TF32_TENSOR_OP_MATH;
     cudaError_t rc = enqueue(h->stream, [=]() {

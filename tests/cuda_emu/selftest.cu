@@ -11,6 +11,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,12 @@ static __global__ void count_kernel(int *counter)
     if (threadIdx.x == 0) counter[0] += 1;
 }
 
+/* *p = v */
+static __global__ void set_kernel(int *p, int v)
+{
+    if (threadIdx.x == 0) *p = v;
+}
+
 /* f in a child process: it must die by SIGABRT with `want` in what it wrote to stderr */
 static void dies_with(void (*f)(void), const char *want, const char *what)
 {
@@ -140,6 +147,68 @@ static void run_misaligned(void)
     misaligned_wmma_kernel<<<1, 32>>>(a);
 }
 
+static void run_host_touch(void)
+{
+    int *d;
+    cudaMalloc(&d, sizeof(int));
+    set_kernel<<<1, 32>>>(d, 1);
+    cudaStreamSynchronize(0);
+    printf("%d\n", *d); /* the host reads device memory */
+}
+
+/* The default schedule (TT_EMU_SCHEDULE=defer): queued work runs when the host waits for it,
+ * so each wait the host leaves out shows. s is a non-blocking stream. */
+static void check_deferred(cudaStream_t s)
+{
+    int *d, *pinned, *pinned2, pageable = 0;
+    cudaMalloc(&d, sizeof(int));
+    cudaHostAlloc((void **)&pinned, sizeof(int), cudaHostAllocDefault);
+    cudaHostAlloc((void **)&pinned2, sizeof(int), cudaHostAllocDefault);
+
+    *pinned = 5;
+    set_kernel<<<1, 32, 0, s>>>(d, 9);
+    cudaMemcpyAsync(pinned, d, sizeof(int), cudaMemcpyDeviceToHost, s);
+    check(*pinned == 5, "deferred: a copy into pinned memory has not run before a wait");
+    cudaStreamSynchronize(s);
+    check(*pinned == 9, "deferred: it has after cudaStreamSynchronize");
+
+    set_kernel<<<1, 32, 0, s>>>(d, 7);
+    cudaMemcpy(&pageable, d, sizeof(int), cudaMemcpyDeviceToHost);
+    check(pageable == 9, "deferred: cudaMemcpy does not wait for a non-blocking stream");
+    cudaMemcpyAsync(&pageable, d, sizeof(int), cudaMemcpyDeviceToHost, s);
+    check(pageable == 7, "deferred: an async copy into pageable memory returns done");
+
+    *pinned = 1;
+    cudaMemcpyAsync(d, pinned, sizeof(int), cudaMemcpyHostToDevice, s);
+    *pinned = 2; /* before the copy has run: it copies 2 */
+    cudaMemcpyAsync(pinned2, d, sizeof(int), cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    check(*pinned2 == 2, "deferred: a host write to pinned memory before the copy runs counts");
+
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    *pinned = *pinned2 = 0;
+    set_kernel<<<1, 32, 0, s>>>(d, 11);
+    cudaMemcpyAsync(pinned, d, sizeof(int), cudaMemcpyDeviceToHost, s);
+    cudaEventRecord(e, s);
+    set_kernel<<<1, 32, 0, s>>>(d, 12);
+    cudaMemcpyAsync(pinned2, d, sizeof(int), cudaMemcpyDeviceToHost, s);
+    cudaEventSynchronize(e);
+    check(*pinned == 11 && *pinned2 == 0,
+          "deferred: cudaEventSynchronize runs the work before the record, not after");
+    cudaStreamSynchronize(s);
+    check(*pinned2 == 12, "deferred: the rest runs at the next wait");
+
+    pageable = 4;
+    cudaMemcpyAsync(d, &pageable, sizeof(int), cudaMemcpyHostToDevice, s);
+    pageable = 5; /* pageable memory was read before the call returned */
+    cudaMemcpyAsync(&pageable, d, sizeof(int), cudaMemcpyDeviceToHost, s);
+    check(pageable == 4, "deferred: a copy from pageable memory takes the bytes at the call");
+    cudaFreeHost(pinned);
+    cudaFreeHost(pinned2);
+    cudaFree(d);
+}
+
 int main(void)
 {
     float *out, host[128];
@@ -169,10 +238,16 @@ int main(void)
     dies_with(run_overrun, "past a device buffer", "a write past a device buffer is reported");
     dies_with(run_smem_overrun, "past a device buffer or the dynamic shared memory",
               "a write past the dynamic shared memory is reported");
+    const char *schedule = getenv("TT_EMU_SCHEDULE");
+    const bool deferred = !schedule || strcmp(schedule, "eager");
+    if (deferred)
+        dies_with(run_host_touch, "the host touched",
+                  "deferred: the host reading device memory is reported");
 
     /* a capture records, refuses an allocation, and a graph replays what it recorded */
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (deferred) check_deferred(s);
     int *counter, got = -1;
     cudaMalloc(&counter, sizeof(int));
     cudaMemsetAsync(counter, 0, sizeof(int), s);
@@ -193,10 +268,12 @@ int main(void)
     cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
     count_kernel<<<1, 32, 0, s>>>(counter);
     check(cudaStreamEndCapture(s, &graph) == cudaSuccess, "a clean capture ends");
+    cudaStreamSynchronize(s); /* cudaMemcpy would not wait for the non-blocking stream */
     cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost);
     check(got == 0, "a captured launch does not run");
     cudaGraphInstantiate(&exec, graph, 0);
     for (int i = 0; i < 3; i++) cudaGraphLaunch(exec, s);
+    cudaStreamSynchronize(s);
     cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost);
     check(got == 3, "a graph launched 3 times runs its kernel 3 times");
 
