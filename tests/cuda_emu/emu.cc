@@ -7,7 +7,8 @@
  * GPU. The first block of a launch that makes no such call lets the launch's other blocks run
  * their threads as plain calls, which keeps element-wise kernels fast; such a block calling
  * one is reported too. Odd blocks run their threads in reverse order, so that a missing
- * barrier shows whichever warp writes, and every other launch its blocks. */
+ * barrier shows whichever warp writes, and every other launch its blocks. Streams queue their
+ * work until the host waits for it (or run it at once: TT_EMU_SCHEDULE, "the schedule" below). */
 #include "cublas_v2.h"
 #include "cuda_runtime.h"
 #include "mma.h"
