@@ -68,6 +68,29 @@ static __global__ void misaligned_wmma_kernel(const float *a)
     nvcuda::wmma::load_matrix_sync(f, a + 1, 8);
 }
 
+/* half the warp loads a fragment: a wmma call is the whole warp's */
+static __global__ void divergent_wmma_kernel(const float *a)
+{
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32,
+                           nvcuda::wmma::row_major>
+        f;
+    if (threadIdx.x < 16) nvcuda::wmma::load_matrix_sync(f, a, 8);
+}
+
+/* out (16 x 16) = a (16 x 8, every element x) b (8 x 16, every element 1), not rounded */
+static __global__ void tf32_product_kernel(float *out, float x)
+{
+    namespace wm = nvcuda::wmma;
+    wm::fragment<wm::matrix_a, 16, 16, 8, wm::precision::tf32, wm::row_major> a;
+    wm::fragment<wm::matrix_b, 16, 16, 8, wm::precision::tf32, wm::row_major> b;
+    wm::fragment<wm::accumulator, 16, 16, 8, float> c;
+    wm::fill_fragment(a, x);
+    wm::fill_fragment(b, 1.0f);
+    wm::fill_fragment(c, 0.0f);
+    wm::mma_sync(c, a, b, c);
+    wm::store_matrix_sync(out, c, 16, wm::mem_row_major);
+}
+
 /* writes 64 floats past the end of p (n floats) or of the dynamic shared memory (n floats) */
 static __global__ void overrun_kernel(float *p, int n, bool shared)
 {
@@ -145,6 +168,13 @@ static void run_misaligned(void)
     float *a;
     cudaMalloc(&a, 1024 * sizeof(float));
     misaligned_wmma_kernel<<<1, 32>>>(a);
+}
+
+static void run_divergent_wmma(void)
+{
+    float *a;
+    cudaMalloc(&a, 1024 * sizeof(float));
+    divergent_wmma_kernel<<<1, 32>>>(a);
 }
 
 static void run_host_touch(void)
@@ -235,6 +265,13 @@ int main(void)
     dies_with(run_divergent, "wait at different warp operations",
               "lanes at different warp operations are reported");
     dies_with(run_misaligned, "is not 256-bit aligned", "a misaligned wmma load is reported");
+    dies_with(run_divergent_wmma, "deadlock", "a wmma load by half a warp is reported");
+    float *product;
+    cudaMalloc(&product, 256 * sizeof(float));
+    tf32_product_kernel<<<1, 32>>>(product, 1.0f + 0x1p-20f);
+    cudaMemcpy(host, product, 16 * sizeof(float), cudaMemcpyDeviceToHost);
+    check(host[0] == 8.0f && host[15] == 8.0f,
+          "a tensor core product ignores the low bits of an input not rounded to TF32");
     dies_with(run_overrun, "past a device buffer", "a write past a device buffer is reported");
     dies_with(run_smem_overrun, "past a device buffer or the dynamic shared memory",
               "a write past the dynamic shared memory is reported");

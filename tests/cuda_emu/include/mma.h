@@ -1,8 +1,12 @@
 /* cuda_emu/include/mma.h: wmma as the emulator gives it (cuda_runtime.h): every lane's fragment
  * holds the whole matrix (rows x columns, row-major), which is what the fragments of a warp
  * hold together, so code that treats a fragment as opaque (loads, stores, element-wise ops)
- * computes the same. The product sums in float in k order. Loads and stores check CUDA's
- * rules: a 256-bit aligned pointer and a leading dimension that is a multiple of 16 bytes. */
+ * computes the same. The product reads TF32 inputs as tensor cores do (the 13 low mantissa
+ * bits ignored: a value not rounded by __float_to_tf32 is truncated) and sums in float in k
+ * order. Loads and stores check CUDA's rules: a 256-bit aligned pointer and a leading
+ * dimension that is a multiple of 16 bytes. Loads, stores and products are the warp's
+ * together, as on a GPU: every lane meets at each (else the emulator reports the divergence),
+ * so no lane's store lands before another lane's load of the same call. */
 #ifndef TT_CUDA_EMU_MMA_H
 #define TT_CUDA_EMU_MMA_H
 
@@ -67,11 +71,22 @@ static inline void fill_fragment(fragment<Use, M, N, K, T, L> &f, float v)
     for (int e = 0; e < f.num_elements; e++) f.x[e] = v;
 }
 
+/* what a tensor core reads of a TF32 operand: the top 19 bits */
+static inline float tf32_read(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    b &= ~0x1fffu;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
 template <typename Use, int M, int N, int K, typename T, typename L>
 static inline void load_matrix_sync(fragment<Use, M, N, K, T, L> &f, const float *p, unsigned ldm)
 {
     typedef fragment<Use, M, N, K, T, L> F;
     check_access(p, ldm, "load_matrix_sync");
+    __syncwarp();
     for (int r = 0; r < F::rows; r++)
         for (int c = 0; c < F::cols; c++)
             f.x[r * F::cols + c] = std::is_same_v<L, col_major> ? p[c * ldm + r] : p[r * ldm + c];
@@ -83,11 +98,13 @@ static inline void mma_sync(fragment<accumulator, M, N, K, float> &d,
                             const fragment<matrix_b, M, N, K, TB, LB> &b,
                             const fragment<accumulator, M, N, K, float> &c)
 {
+    __syncwarp();
     float out[M * N];
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             float acc = c.x[i * N + j];
-            for (int k = 0; k < K; k++) acc += a.x[i * K + k] * b.x[k * N + j];
+            for (int k = 0; k < K; k++)
+                acc += tf32_read(a.x[i * K + k]) * tf32_read(b.x[k * N + j]);
             out[i * N + j] = acc;
         }
     memcpy(d.x, out, sizeof out);
@@ -98,6 +115,7 @@ static inline void store_matrix_sync(float *p, const fragment<accumulator, M, N,
                                      unsigned ldm, layout_t layout)
 {
     check_access(p, ldm, "store_matrix_sync");
+    __syncwarp();
     for (int r = 0; r < M; r++)
         for (int c = 0; c < N; c++)
             (layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c]) = f.x[r * N + c];
