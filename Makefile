@@ -10,7 +10,8 @@
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
 #   make CUDA_EMU=1 test-emu  the CUDA backend's code on an emulated GPU (no GPU needed): its
-#                      CUDA suite, under build/cuda-emu (tests/cuda_emu)
+#                      CUDA suite, under build/cuda-emu (tests/cuda_emu); with DEBUG=1 under
+#                      UBSan alone, build/cuda-emu-debug
 #   make MPI=1 ...     the same with ./train data parallel over processes (Open MPI; with
 #                      CUDA=1 also NCCL), under build/mpi: mpirun -np N ./train CONFIG
 #   make deps          installs the Debian packages the build and tests need (as root)
@@ -86,10 +87,9 @@ ifeq ($(CUDA_EMU),1)
   ifeq ($(CUDA),1)
     $(error CUDA=1 and CUDA_EMU=1 are two builds of the CUDA backend: pick one)
   endif
-  ifeq ($(DEBUG),1)
-    $(error CUDA_EMU=1 has no DEBUG=1 build: ASan does not follow the emulator's fiber stacks)
-  endif
-  BUILD     ?= build/cuda-emu
+  # DEBUG=1: UndefinedBehaviorSanitizer alone (ASan does not follow the emulator's fiber
+  # stacks), at -O2: the kernels' index arithmetic and conversions checked
+  BUILD     ?= build/cuda-emu$(if $(filter 1,$(DEBUG)),-debug)
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu) tests/cuda_emu/emu.cc
   CUDA_DEF  := -DTT_WITH_CUDA -Itests/cuda_emu/include
   CUDA_LIBS := -lstdc++
@@ -106,6 +106,10 @@ ifeq ($(DEBUG),1)
   # config_json.c; that one, a conversion whose result went unused, gcc does not flag)
   SAN     := -fsanitize=address,undefined,float-cast-overflow
   OPT     := -O1 -g $(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+  ifeq ($(CUDA_EMU),1)
+    SAN   := -fsanitize=undefined,float-cast-overflow
+    OPT   := -O2 -g $(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+  endif
   LDSAN   := $(SAN)
 else
   BUILD   ?= build
