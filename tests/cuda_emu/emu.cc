@@ -89,6 +89,8 @@ struct fiber {
 #endif
     std::unique_ptr<char[]> stack;
     fstate state;
+    const char *file; /* the __syncthreads it waits at */
+    int line;
     int op, arg;
     uint64_t in, out;
 };
@@ -230,6 +232,13 @@ static void run_block_fibers(int n, const std::function<void()> &body)
         if (at_barrier && at_barrier + done == n) {
             if (done)
                 fail("__syncthreads reached by %d threads after %d returned", at_barrier, done);
+            for (int t = 1; t < n; t++) {
+                const fiber &a = fibers[0], &b = fibers[t];
+                if (a.line != b.line || (a.file != b.file && strcmp(a.file, b.file)))
+                    fail("threads 0 and %d wait at different __syncthreads (%s:%d, %s:%d): a "
+                         "barrier in code the block does not run uniformly", t, a.file, a.line,
+                         b.file, b.line);
+            }
             for (int t = 0; t < n; t++) fibers[t].state = READY;
             continue;
         }
@@ -518,7 +527,12 @@ static cudaError_t refuse_in_capture(void)
 
 using namespace emu;
 
-void __syncthreads(void) { wait_here(WAIT_BLOCK); }
+void emu::syncthreads_at(const char *file, int line)
+{
+    fibers[cur].file = file;
+    fibers[cur].line = line;
+    wait_here(WAIT_BLOCK);
+}
 
 void __syncwarp(unsigned mask) { warp_exchange(mask, (warp_op)OP_SYNCWARP, 0, 0); }
 

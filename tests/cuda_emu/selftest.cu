@@ -50,6 +50,19 @@ static __global__ void early_return_kernel(void)
     __syncthreads();
 }
 
+/* the first warp waits at one barrier, the second at another: undefined on a GPU */
+static __global__ void split_barrier_kernel(float *out)
+{
+    if (threadIdx.x < 32) {
+        out[threadIdx.x] = 1;
+        __syncthreads();
+    } else {
+        out[threadIdx.x] = 2;
+        __syncthreads();
+        out[threadIdx.x] += 1;
+    }
+}
+
 /* half the warp shuffles, the other half waits at __syncwarp */
 static __global__ void divergent_kernel(float *out)
 {
@@ -141,6 +154,13 @@ static void dies_with(void (*f)(void), const char *want, const char *what)
 }
 
 static void run_early_return(void) { early_return_kernel<<<1, 64>>>(); }
+
+static void run_split_barrier(void)
+{
+    float *out;
+    cudaMalloc(&out, 64 * sizeof(float));
+    split_barrier_kernel<<<1, 64>>>(out);
+}
 
 static void run_divergent(void)
 {
@@ -262,6 +282,8 @@ int main(void)
 
     dies_with(run_early_return, "__syncthreads reached by 63 threads after 1 returned",
               "a barrier after a thread returned is reported");
+    dies_with(run_split_barrier, "wait at different __syncthreads",
+              "threads at two different barriers are reported");
     dies_with(run_divergent, "wait at different warp operations",
               "lanes at different warp operations are reported");
     dies_with(run_misaligned, "is not 256-bit aligned", "a misaligned wmma load is reported");

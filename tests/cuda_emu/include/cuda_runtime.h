@@ -47,7 +47,12 @@ extern dim3 blockDim, gridDim;
 
 /* ---- inside kernels ------------------------------------------------------------------------- */
 
-void __syncthreads(void);
+namespace emu {
+/* __syncthreads at file:line: every thread of the block must wait at the same one (the source
+ * line, not the call's address: the compiler may duplicate a barrier's code) */
+void syncthreads_at(const char *file, int line);
+} // namespace emu
+#define __syncthreads() emu::syncthreads_at(__FILE__, __LINE__)
 void __syncwarp(unsigned mask = 0xffffffffu);
 
 namespace emu {
