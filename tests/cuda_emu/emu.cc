@@ -265,6 +265,7 @@ static size_t page(void)
 struct guarded {
     char *base; /* the mapping: the pages of the buffer, then the guard page */
     size_t len;
+    size_t data(void) const { return len - page(); } /* the buffer's pages */
 };
 
 /* n bytes (a multiple of 256) whose end touches a PROT_NONE page; NULL if mmap fails */
@@ -275,7 +276,7 @@ static void *guarded_alloc(size_t n, guarded *g)
     g->base = (char *)mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                            -1, 0);
     if (g->base == MAP_FAILED) return NULL;
-    mprotect(g->base + data, page(), PROT_NONE);
+    mprotect(g->base + g->data(), page(), PROT_NONE);
     return g->base + data - n;
 }
 
@@ -408,7 +409,7 @@ static cudaStream_t queue_of(cudaStream_t s) { return s && s->nonblocking ? s : 
 static const guarded *volatile opened[1024];
 static volatile sig_atomic_t n_opened, opened_all;
 
-static void set_access(const guarded &g, int prot) { mprotect(g.base, g.len - page(), prot); }
+static void set_access(const guarded &g, int prot) { mprotect(g.base, g.data(), prot); }
 
 static bool open_on_fault(const char *a)
 {
@@ -417,7 +418,7 @@ static bool open_on_fault(const char *a)
     if (it == device.begin()) return false;
     --it;
     const guarded &g = it->second;
-    if (a < (const char *)it->first || a >= g.base + g.len - page()) return false; /* not in it */
+    if (a < (const char *)it->first || a >= g.base + g.data()) return false; /* not in it */
     set_access(g, PROT_READ | PROT_WRITE);
     if (n_opened < (int)(sizeof opened / sizeof *opened)) {
         opened[n_opened] = &g;

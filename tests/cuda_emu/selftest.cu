@@ -153,65 +153,19 @@ static void dies_with(void (*f)(void), const char *want, const char *what)
     if (!ok) fprintf(stderr, "  (child: %s)\n", err);
 }
 
-static void run_early_return(void) { early_return_kernel<<<1, 64>>>(); }
-
-static void run_split_barrier(void)
+/* n elements of device memory, NaN bytes until written */
+template <typename T = float> static T *device_array(int n)
 {
-    float *out;
-    cudaMalloc(&out, 64 * sizeof(float));
-    split_barrier_kernel<<<1, 64>>>(out);
-}
-
-static void run_divergent(void)
-{
-    float *out;
-    cudaMalloc(&out, 32 * sizeof(float));
-    divergent_kernel<<<1, 32>>>(out);
-}
-
-static void run_overrun(void)
-{
-    float *p;
-    cudaMalloc(&p, 256 * sizeof(float));
-    overrun_kernel<<<1, 32>>>(p, 256, false);
-}
-
-static void run_smem_overrun(void)
-{
-    float *p;
-    cudaMalloc(&p, 256 * sizeof(float));
-    overrun_kernel<<<1, 32, 256 * sizeof(float)>>>(p, 256, true);
-}
-
-static void run_misaligned(void)
-{
-    float *a;
-    cudaMalloc(&a, 1024 * sizeof(float));
-    misaligned_wmma_kernel<<<1, 32>>>(a);
-}
-
-static void run_divergent_wmma(void)
-{
-    float *a;
-    cudaMalloc(&a, 1024 * sizeof(float));
-    divergent_wmma_kernel<<<1, 32>>>(a);
-}
-
-static void run_host_touch(void)
-{
-    int *d;
-    cudaMalloc(&d, sizeof(int));
-    set_kernel<<<1, 32>>>(d, 1);
-    cudaStreamSynchronize(0);
-    printf("%d\n", *d); /* the host reads device memory */
+    T *p = NULL;
+    cudaMalloc(&p, (size_t)n * sizeof(T));
+    return p;
 }
 
 /* The default schedule (TT_EMU_SCHEDULE=defer): queued work runs when the host waits for it,
  * so each wait the host leaves out shows. s is a non-blocking stream. */
 static void check_deferred(cudaStream_t s)
 {
-    int *d, *pinned, *pinned2, pageable = 0;
-    cudaMalloc(&d, sizeof(int));
+    int *d = device_array<int>(1), *pinned, *pinned2, pageable = 0;
     cudaHostAlloc((void **)&pinned, sizeof(int), cudaHostAllocDefault);
     cudaHostAlloc((void **)&pinned2, sizeof(int), cudaHostAllocDefault);
 
@@ -261,8 +215,7 @@ static void check_deferred(cudaStream_t s)
 
 int main(void)
 {
-    float *out, host[128];
-    cudaMalloc(&out, 128 * sizeof(float));
+    float *out = device_array(128), host[128];
 
     warp_sum_kernel<<<1, 64>>>(out);
     cudaMemcpy(host, out, 64 * sizeof(float), cudaMemcpyDeviceToHost);
@@ -280,35 +233,45 @@ int main(void)
     cudaMemcpy(host, out, 128 * sizeof(float), cudaMemcpyDeviceToHost);
     check(isnan(host[0]), "a missing __syncthreads: the read sees shared memory's NaN poison");
 
-    dies_with(run_early_return, "__syncthreads reached by 63 threads after 1 returned",
+    dies_with([] { early_return_kernel<<<1, 64>>>(); },
+              "__syncthreads reached by 63 threads after 1 returned",
               "a barrier after a thread returned is reported");
-    dies_with(run_split_barrier, "wait at different __syncthreads",
-              "threads at two different barriers are reported");
-    dies_with(run_divergent, "wait at different warp operations",
+    dies_with([] { split_barrier_kernel<<<1, 64>>>(device_array(64)); },
+              "wait at different __syncthreads", "threads at two different barriers are reported");
+    dies_with([] { divergent_kernel<<<1, 32>>>(device_array(32)); },
+              "wait at different warp operations",
               "lanes at different warp operations are reported");
-    dies_with(run_misaligned, "is not 256-bit aligned", "a misaligned wmma load is reported");
-    dies_with(run_divergent_wmma, "deadlock", "a wmma load by half a warp is reported");
-    float *product;
-    cudaMalloc(&product, 256 * sizeof(float));
+    dies_with([] { misaligned_wmma_kernel<<<1, 32>>>(device_array(1024)); },
+              "is not 256-bit aligned", "a misaligned wmma load is reported");
+    dies_with([] { divergent_wmma_kernel<<<1, 32>>>(device_array(1024)); }, "deadlock",
+              "a wmma load by half a warp is reported");
+    float *product = device_array(256);
     tf32_product_kernel<<<1, 32>>>(product, 1.0f + 0x1p-20f);
     cudaMemcpy(host, product, 16 * sizeof(float), cudaMemcpyDeviceToHost);
     check(host[0] == 8.0f && host[15] == 8.0f,
           "a tensor core product ignores the low bits of an input not rounded to TF32");
-    dies_with(run_overrun, "past a device buffer", "a write past a device buffer is reported");
-    dies_with(run_smem_overrun, "past a device buffer or the dynamic shared memory",
+    dies_with([] { overrun_kernel<<<1, 32>>>(device_array(256), 256, false); },
+              "past a device buffer", "a write past a device buffer is reported");
+    dies_with([] { overrun_kernel<<<1, 32, 256 * sizeof(float)>>>(device_array(256), 256, true); },
+              "past a device buffer or the dynamic shared memory",
               "a write past the dynamic shared memory is reported");
     const char *schedule = getenv("TT_EMU_SCHEDULE");
     const bool deferred = !schedule || strcmp(schedule, "eager");
     if (deferred)
-        dies_with(run_host_touch, "the host touched",
-                  "deferred: the host reading device memory is reported");
+        dies_with(
+            [] {
+                int *d = device_array<int>(1);
+                set_kernel<<<1, 32>>>(d, 1);
+                cudaStreamSynchronize(0);
+                printf("%d\n", *d); /* the host reads device memory */
+            },
+            "the host touched", "deferred: the host reading device memory is reported");
 
     /* a capture records, refuses an allocation, and a graph replays what it recorded */
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (deferred) check_deferred(s);
-    int *counter, got = -1;
-    cudaMalloc(&counter, sizeof(int));
+    int *counter = device_array<int>(1), got = -1;
     cudaMemsetAsync(counter, 0, sizeof(int), s);
     cudaGraph_t graph;
     cudaGraphExec_t exec;
