@@ -196,6 +196,8 @@ static double run_on(const tt_backend *d, const kcase *c, void *out[MAX_ARGS])
         if (x->role != SCRATCH) d->from_host(p[i], x->init, bytes[i]);
     }
     double ret = c->call(d, c, p);
+    /* every output read before any free: cudaFree waits for every stream, a read only for the
+     * backend's own, so work a slot left on another stream shows as a stale output */
     for (int i = 0; i < c->nargs; i++) {
         role r = c->a[i].role;
         out[i] = NULL;
@@ -203,8 +205,9 @@ static double run_on(const tt_backend *d, const kcase *c, void *out[MAX_ARGS])
             out[i] = tt_xmalloc(bytes[i] ? bytes[i] : 1);
             d->to_host(out[i], p[i], bytes[i]);
         }
-        if (p[i]) d->free(p[i]);
     }
+    for (int i = 0; i < c->nargs; i++)
+        if (p[i]) d->free(p[i]);
     return ret;
 }
 
@@ -914,13 +917,19 @@ enum { STEPS = 5 };
 /* One device's results after each of STEPS small training steps: a batch copied in, dropout
  * drawn from the step's stream, the output copied to the gradient, clipped (its norm on the
  * device), and an AdamW update gated on the batch's first element, with scalars that change
- * every step. With replay on, step 1 runs eagerly, step 2 is captured and steps 3.. replay it,
- * so what varies (the batch, the cursor, the scalars) must reach the graph; everything else
- * (pointers, sizes, p, max_norm) stays as it was captured, as in a training step. */
+ * every step; beside that a Linear's backward with the dropout's output as its dy (143 rows of
+ * 7) and p as its weight (7 x 143), into zeroed dx, dw, db: a slot that forks a second stream
+ * and joins it (backend.cu), whose outputs the next calls read. With replay on, step 1 runs
+ * eagerly, step 2 is captured and steps 3.. replay it, so what varies (the batch, the cursor,
+ * the scalars) must reach the graph; everything else (pointers, sizes, p, max_norm) stays as
+ * it was captured, as in a training step. */
+enum { LIN_N = 143, LIN_OUT = 7 };
+
 typedef struct step_results {
     real p[STEPS][1001];
     uint8_t mask[STEPS][1001];
     double norm[STEPS];
+    real dx[STEPS][LIN_N * LIN_N], dw[STEPS][1001], db[STEPS][LIN_OUT];
 } step_results;
 
 static void run_steps(const tt_backend *d, bool replay, step_results *out)
@@ -931,9 +940,21 @@ static void run_steps(const tt_backend *d, bool replay, step_results *out)
     real *m = d->alloc(bytes), *v = d->alloc(bytes);
     uint8_t *mask = d->alloc((size_t)n);
     double *norm = d->alloc(sizeof(double));
-    real *host = tt_test_alloc(n);
+    const size_t xbytes = (size_t)LIN_N * LIN_N * sizeof(real);
+    real *lx = d->alloc(xbytes), *dx = d->alloc(xbytes), *dw = d->alloc(bytes);
+    real *db = d->alloc(LIN_OUT * sizeof(real));
+    real *host = tt_test_alloc(LIN_N * LIN_N);
+    tt_test_normal(host, LIN_N * LIN_N, 6);
+    d->from_host(lx, host, xbytes); /* the Linear's input x (143 x 143) */
     tt_test_normal(host, n, 5);
     d->from_host(p, host, bytes);
+    /* dx (143,143) += dy (143,7) p (7,143); dw (7,143) += dy^T x */
+    const tt_gemm_op gx = {.M = LIN_N, .N = LIN_N, .K = LIN_OUT, .alpha = R(1), .A = y,
+                           .lda = LIN_OUT, .B = p, .ldb = LIN_N, .beta = R(1), .C = dx,
+                           .ldc = LIN_N};
+    const tt_gemm_op gw = {.ta = true, .M = LIN_OUT, .N = LIN_N, .K = LIN_N, .alpha = R(1),
+                           .A = y, .lda = LIN_OUT, .B = lx, .ldb = LIN_N, .beta = R(1),
+                           .C = dw, .ldc = LIN_N};
     d->zero(m, bytes);
     d->zero(v, bytes);
     d->step_setup(bytes + 4096, replay);
@@ -949,18 +970,25 @@ static void run_steps(const tt_backend *d, bool replay, step_results *out)
         d->step_begin(&r);
         d->from_host(x, host, bytes);
         d->dropout_forward(y, mask, x, R(0.25), tt_rng_take(&r, n), n);
+        d->zero(dx, xbytes);
+        d->zero(dw, bytes);
+        d->zero(db, LIN_OUT * sizeof(real));
+        d->linear_backward(&gx, &gw, db, y, LIN_N, LIN_OUT);
         d->copy(g, y, bytes);
         d->clip_grads(g, n, 1.0, norm); /* norms about 30: clipped (a constant, as in training) */
         d->adamw_step(p, m, v, g, &sc, x, n);
         d->step_end();
+        d->to_host(out->dx[t - 1], dx, xbytes);
+        d->to_host(out->dw[t - 1], dw, bytes);
+        d->to_host(out->db[t - 1], db, LIN_OUT * sizeof(real));
         d->to_host(out->p[t - 1], p, bytes);
         d->to_host(out->mask[t - 1], mask, (size_t)n);
         d->to_host(&out->norm[t - 1], norm, sizeof(double));
     }
     d->step_setup(0, false);
     free(host);
-    real *bufs[] = {x, y, g, p, m, v};
-    for (int i = 0; i < 6; i++) d->free(bufs[i]);
+    real *bufs[] = {x, y, g, p, m, v, lx, dx, dw, db};
+    for (int i = 0; i < 10; i++) d->free(bufs[i]);
     d->free(mask);
     d->free(norm);
 }
@@ -973,12 +1001,22 @@ START_TEST(test_step_replay)
     for (int replay = 0; replay < 2; replay++) {
         run_steps(gpu, replay, got);
         for (int t = 0; t < STEPS; t++) {
-            const char *what = label("step %d, replay %s", t + 1, replay ? "on" : "off");
+            char what[64], part[96];
+            snprintf(what, sizeof what, "step %d, replay %s", t + 1, replay ? "on" : "off");
             ck_assert_msg(memcmp(got->mask[t], want->mask[t], sizeof want->mask[t]) == 0,
                           "%s: the dropout mask differs from the CPU's", what);
             ck_assert_msg(fabs(got->norm[t] - want->norm[t]) <= 1e-12 * want->norm[t],
                           "%s: norm %.17g, the CPU %.17g", what, got->norm[t], want->norm[t]);
             ck_assert_close(what, got->p[t], want->p[t], 1001, CU_TOL, CU_TOL);
+            snprintf(part, sizeof part, "%s: linear dx", what);
+            ck_assert_close(part, got->dx[t], want->dx[t],
+                            LIN_N * LIN_N, CU_TOL, CU_TOL);
+            snprintf(part, sizeof part, "%s: linear dw", what);
+            ck_assert_close(part, got->dw[t], want->dw[t], 1001,
+                            CU_TOL, CU_TOL);
+            snprintf(part, sizeof part, "%s: linear db", what);
+            ck_assert_close(part, got->db[t], want->db[t], LIN_OUT,
+                            CU_TOL, CU_TOL);
         }
     }
     free(want);

@@ -22,6 +22,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <list>
 #include <map>
 #include <memory>
@@ -37,9 +38,19 @@ struct emu_event {
     cudaStream_t stream; /* where it was last recorded, and after which queued op */
     unsigned long seq;
     bool recorded;
+    bool captured;         /* last recorded in a capture: then what it stands for is */
+    std::vector<int> after; /* the captured nodes a wait on it follows */
+};
+/* A captured node: its stream and the nodes it must follow (stream order and event waits). */
+struct emu_node {
+    cudaStream_t stream;
+    std::function<void()> op;
+    std::vector<int> after;
 };
 struct emu_graph {
-    std::vector<std::function<void()>> ops;
+    cudaStream_t origin; /* the capture's own stream */
+    std::vector<emu_node> nodes;
+    std::vector<int> order; /* how a launch runs them (instantiated graphs) */
 };
 
 namespace emu {
@@ -319,7 +330,10 @@ static unsigned char *smem_guard;
 static cudaError_t last_error, capture_error;
 static bool capturing;
 static cudaStream_t capture_stream;
-static std::vector<std::function<void()>> recording;
+static std::vector<emu_node> recording;
+/* the streams in the capture (its own, and those that waited on an event recorded in it): the
+ * nodes their next node follows */
+static std::map<cudaStream_t, std::vector<int>> capture_tail;
 static std::map<uintptr_t, size_t> pinned; /* cudaHostAlloc'd ranges: start -> bytes */
 static std::map<void *, guarded> device; /* cudaMalloc'd blocks: their mappings */
 static size_t device_used;
@@ -376,7 +390,8 @@ static void exec_grid(const cfg &c, const std::function<void()> &body)
  * TT_EMU_SCHEDULE=eager runs each call at once instead (a GPU done before the call returns),
  * device memory always readable. A missing or misplaced wait shows in one or the other.
  * The legacy default stream and blocking streams are one queue (they wait for each other); a
- * non-blocking stream is its own. */
+ * non-blocking stream is its own, and its work runs before another queue's only where that one
+ * waits on its event (cudaStreamWaitEvent). */
 
 struct pending {
     cudaStream_t queue; /* NULL: the legacy stream's and the blocking streams' */
@@ -442,18 +457,19 @@ static void open_device(bool open)
     opened_all = 0;
 }
 
-/* runs the queued ops up to seq, of s's queue or of every queue, in the order given */
+/* runs the queued ops up to seq, of s's queue or of every queue, in the order given. An op
+ * queues nothing (kernels, copies and gemms make no runtime calls), but a stream's wait on
+ * another's event drains that one (nested): so each op is looked for from the start. */
 static void drain(cudaStream_t s, bool every, unsigned long seq)
 {
     open_device(true);
-    for (auto it = queued.begin(); it != queued.end() && it->seq <= seq;) {
-        if (!every && it->queue != queue_of(s)) {
-            ++it;
-            continue;
-        }
+    for (;;) {
+        auto it = queued.begin();
+        while (it != queued.end() && it->seq <= seq && !every && it->queue != queue_of(s)) ++it;
+        if (it == queued.end() || it->seq > seq) break;
         std::function<void()> op = std::move(it->op);
-        it = queued.erase(it);
-        op(); /* queues nothing: kernels, copies and gemms make no runtime calls */
+        queued.erase(it);
+        op();
     }
     open_device(false);
 }
@@ -464,11 +480,13 @@ static void drain_all(void) { drain(NULL, true, queued_seq); }
 static cudaError_t enqueue(cudaStream_t s, std::function<void()> op)
 {
     if (capturing) {
-        if (s != capture_stream) {
+        auto tail = capture_tail.find(s);
+        if (tail == capture_tail.end()) { /* a stream outside the capture */
             capture_error = cudaErrorStreamCaptureInvalidated;
             return cudaErrorStreamCaptureUnsupported;
         }
-        recording.push_back(std::move(op));
+        recording.push_back(emu_node{s, std::move(op), tail->second});
+        tail->second = {(int)recording.size() - 1};
         return cudaSuccess;
     }
     if (deferring()) {
@@ -676,15 +694,21 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
     (void)flags;
-    *event = new emu_event{NULL, 0, false};
+    *event = new emu_event{};
     return cudaSuccess;
 }
 
-/* (not in a capture: the backend records outside its graphs) */
+/* In a capture, on a stream in it: the event stands for the stream's nodes so far (a wait on
+ * it is an edge of the graph). Otherwise for the work queued on the stream so far. */
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    if (cudaError_t rc = refuse_in_capture()) return rc;
-    *event = emu_event{stream, queued_seq, true};
+    if (capturing) {
+        auto tail = capture_tail.find(stream);
+        if (tail == capture_tail.end()) return refuse_in_capture();
+        *event = emu_event{stream, 0, true, true, tail->second};
+        return cudaSuccess;
+    }
+    *event = emu_event{stream, queued_seq, true, false, {}};
     return cudaSuccess;
 }
 
@@ -692,8 +716,34 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     if (cudaError_t rc = refuse_in_capture()) return rc;
+    if (event->captured) return cudaErrorCapturedEvent;
     if (event->recorded) drain(event->stream, false, event->seq);
     return cudaSuccess;
+}
+
+/* The stream's later work follows the event's. In a capture: the event must be the capture's,
+ * and a stream outside it joins it (a fork); its next node follows the event's nodes. Outside
+ * one, deferred: an op on the stream that runs the event's stream up to the record, so work a
+ * stream does not wait for runs after the work that should have. */
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+    if (flags) return cudaErrorInvalidValue;
+    if (!event->recorded) return cudaSuccess; /* nothing to wait for, as on a GPU */
+    if (capturing) {
+        if (!event->captured) {
+            capture_error = cudaErrorStreamCaptureInvalidated;
+            return cudaErrorStreamCaptureIsolation;
+        }
+        std::vector<int> &tail = capture_tail[stream];
+        for (int n : event->after)
+            if (std::find(tail.begin(), tail.end(), n) == tail.end()) tail.push_back(n);
+        return cudaSuccess;
+    }
+    if (event->captured) return cudaErrorCapturedEvent;
+    if (!deferring() || queue_of(stream) == queue_of(event->stream)) return cudaSuccess;
+    const cudaStream_t from = event->stream;
+    const unsigned long seq = event->seq;
+    return enqueue(stream, [from, seq]() { drain(from, false, seq); });
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
@@ -703,33 +753,74 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
     capture_stream = stream;
     capture_error = cudaSuccess;
     recording.clear();
+    capture_tail = {{stream, {}}};
     return cudaSuccess;
 }
 
+/* Every node must lead to the capture's own stream's last ones: a stream that forked from it
+ * and was not joined back is an error, as on a GPU. */
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
 {
     if (!capturing || stream != capture_stream) return cudaErrorInvalidValue;
     capturing = false;
     *graph = NULL;
-    if (capture_error) return capture_error;
-    *graph = new emu_graph{std::move(recording)};
+    std::vector<emu_node> nodes = std::move(recording);
+    std::vector<int> todo = capture_tail[stream];
     recording.clear();
+    capture_tail.clear();
+    if (capture_error) return capture_error;
+    std::vector<char> joined(nodes.size());
+    while (!todo.empty()) {
+        const int n = todo.back();
+        todo.pop_back();
+        if (joined[n]) continue;
+        joined[n] = 1;
+        todo.insert(todo.end(), nodes[n].after.begin(), nodes[n].after.end());
+    }
+    if (std::find(joined.begin(), joined.end(), 0) != joined.end())
+        return cudaErrorStreamCaptureUnjoined;
+    *graph = new emu_graph{stream, std::move(nodes), {}};
     return cudaSuccess;
 }
 
+/* The order a launch runs the nodes in: the capture's own stream's first whenever one is
+ * ready, the other streams' as late as their edges allow. A node that reads another stream's
+ * result without an edge from it then reads the value from before, and one that overwrites
+ * what another stream still has to read runs first: a GPU may do either. */
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
                                  unsigned long long flags)
 {
     (void)flags;
     if (!graph) return cudaErrorInvalidValue;
-    *exec = new emu_graph(*graph);
+    emu_graph *g = new emu_graph(*graph);
+    const size_t n = g->nodes.size();
+    std::vector<char> done(n);
+    auto ready = [&](size_t i) {
+        for (int a : g->nodes[i].after)
+            if (!done[a]) return false;
+        return !done[i];
+    };
+    while (g->order.size() < n) {
+        size_t pick = n;
+        for (size_t i = 0; i < n; i++) {
+            if (!ready(i)) continue;
+            if (g->nodes[i].stream == g->origin) {
+                pick = i;
+                break;
+            }
+            if (pick == n) pick = i;
+        }
+        done[pick] = 1;
+        g->order.push_back((int)pick);
+    }
+    *exec = g;
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 {
     if (capturing) return cudaErrorStreamCaptureUnsupported;
-    for (auto &op : exec->ops) enqueue(stream, op);
+    for (int n : exec->order) enqueue(stream, exec->nodes[n].op);
     return cudaSuccess;
 }
 
@@ -762,6 +853,9 @@ const char *cudaGetErrorName(cudaError_t rc)
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
     case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
     case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
+    case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
     }
     return "cudaErrorUnknown";
 }
@@ -778,6 +872,14 @@ const char *cudaGetErrorString(cudaError_t rc)
         return "operation not permitted when stream is capturing (emulated)";
     case cudaErrorStreamCaptureInvalidated:
         return "operation failed due to a previous error during capture (emulated)";
+    case cudaErrorStreamCaptureUnjoined:
+        return "capture sequence contains a fork that was not joined to the primary stream "
+               "(emulated)";
+    case cudaErrorStreamCaptureIsolation:
+        return "dependency created on uncaptured work in another stream (emulated)";
+    case cudaErrorCapturedEvent:
+        return "operation not permitted on an event last recorded in a capturing stream "
+               "(emulated)";
     }
     return "unknown error (emulated)";
 }

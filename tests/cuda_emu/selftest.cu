@@ -124,6 +124,12 @@ static __global__ void set_kernel(int *p, int v)
     if (threadIdx.x == 0) *p = v;
 }
 
+/* *dst = *src */
+static __global__ void copy_kernel(int *dst, const int *src)
+{
+    if (threadIdx.x == 0) *dst = *src;
+}
+
 /* f in a child process: it must die by SIGABRT with `want` in what it wrote to stderr */
 static void dies_with(void (*f)(void), const char *want, const char *what)
 {
@@ -213,6 +219,93 @@ static void check_deferred(cudaStream_t s)
     cudaFree(d);
 }
 
+/* A fork and a join between s and a second stream, as the backend makes them: x[0] = 5 on s,
+ * then on the side stream x[1] = x[0] while s goes on, then on s x[2] = x[1]. join_first: s
+ * waits for the side stream before its read (right), else after it (the read races). clobber:
+ * s writes x[0] = 6 after the fork, while the side stream may still have to read it (a race
+ * too). Returns x[1] and x[2] (x starts at 0). */
+struct fork_join {
+    cudaStream_t s, side;
+    cudaEvent_t fork, join;
+    int *x;
+
+    void issue(bool join_first, bool clobber)
+    {
+        set_kernel<<<1, 32, 0, s>>>(x, 5);
+        cudaEventRecord(fork, s);
+        cudaStreamWaitEvent(side, fork, 0);
+        copy_kernel<<<1, 32, 0, side>>>(x + 1, x);
+        if (clobber) set_kernel<<<1, 32, 0, s>>>(x, 6);
+        cudaEventRecord(join, side);
+        if (join_first) cudaStreamWaitEvent(s, join, 0);
+        copy_kernel<<<1, 32, 0, s>>>(x + 2, x + 1);
+        if (!join_first) cudaStreamWaitEvent(s, join, 0);
+    }
+
+    void result(int *got)
+    {
+        cudaStreamSynchronize(s);
+        cudaMemcpy(got, x + 1, 2 * sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemsetAsync(x, 0, 3 * sizeof(int), s);
+    }
+
+    /* issued as they are (each call runs, or queues) */
+    void run(bool join_first, bool clobber, int *got)
+    {
+        issue(join_first, clobber);
+        result(got);
+    }
+
+    /* captured on s, then the graph launched once */
+    cudaError_t replay(bool join_first, bool clobber, int *got)
+    {
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+        issue(join_first, clobber);
+        cudaError_t rc = cudaStreamEndCapture(s, &graph);
+        if (rc) return rc;
+        cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphLaunch(exec, s);
+        result(got);
+        return cudaSuccess;
+    }
+};
+
+static void check_streams(cudaStream_t s, bool deferred)
+{
+    fork_join f{s, NULL, NULL, NULL, device_array<int>(3)};
+    cudaStreamCreateWithFlags(&f.side, cudaStreamNonBlocking);
+    cudaEventCreateWithFlags(&f.fork, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&f.join, cudaEventDisableTiming);
+    cudaMemsetAsync(f.x, 0, 3 * sizeof(int), s);
+    int got[2] = {-1, -1};
+    f.run(true, false, got);
+    check(got[0] == 5 && got[1] == 5, "two streams: a fork and a join carry the value across");
+    if (deferred) {
+        f.run(false, false, got);
+        check(got[1] == 0, "deferred: a read before the wait for the other stream sees the old "
+                           "value");
+    }
+    check(f.replay(true, false, got) == cudaSuccess && got[0] == 5 && got[1] == 5,
+          "a captured fork and join replay as issued");
+    check(f.replay(false, false, got) == cudaSuccess && got[1] == 0,
+          "a graph runs the forked stream late: a read without an edge from it sees the old "
+          "value");
+    check(f.replay(true, true, got) == cudaSuccess && got[0] == 6,
+          "a graph runs the forked stream late: a write after the fork lands before its read");
+    cudaGraph_t graph;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaEventRecord(f.fork, s);
+    cudaStreamWaitEvent(f.side, f.fork, 0);
+    copy_kernel<<<1, 32, 0, f.side>>>(f.x + 1, f.x);
+    check(cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureUnjoined,
+          "a capture whose fork is not joined fails to end");
+    check(cudaEventSynchronize(f.fork) == cudaErrorCapturedEvent,
+          "the host cannot wait on an event recorded in a capture");
+    cudaFree(f.x);
+}
+
 int main(void)
 {
     float *out = device_array(128), host[128];
@@ -271,6 +364,7 @@ int main(void)
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (deferred) check_deferred(s);
+    check_streams(s, deferred);
     int *counter = device_array<int>(1), got = -1;
     cudaMemsetAsync(counter, 0, sizeof(int), s);
     cudaGraph_t graph;

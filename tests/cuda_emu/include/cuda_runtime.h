@@ -5,9 +5,12 @@
  * allocated and ending at a guard page, as does a block's dynamic shared memory (an access
  * past either stops the run); a kernel's threads are fibers, a block's run to each barrier in
  * turn; warp shuffles and ballots exchange through the scheduler; a stream capture records
- * what it is given and a graph launch replays it. Calls a real capture refuses (allocation,
- * host waits, copies from pageable memory) fail as they would there. Streams run their work
- * when the host waits for it, or at once (TT_EMU_SCHEDULE, emu.cc). It is no model of timing,
+ * what it is given, with its edges (stream order, event waits across streams), and a graph
+ * launch replays it, other streams' nodes as late as their edges allow. Calls a real capture
+ * refuses (allocation, host waits, copies from pageable memory, a fork not joined) fail as
+ * they would there. Streams run their work when the host waits for it, or at once
+ * (TT_EMU_SCHEDULE, emu.cc); a stream's work follows another's only where it waits on its
+ * event. It is no model of timing,
  * memory ordering or the hardware's arithmetic: a test here says a kernel computes the right
  * thing, not that it is fast or free of races. Only the subset the backend uses is here. */
 #ifndef TT_CUDA_EMU_RUNTIME_H

@@ -20,6 +20,9 @@ typedef enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureUnjoined = 904,
+    cudaErrorStreamCaptureIsolation = 905,
+    cudaErrorCapturedEvent = 907,
 } cudaError_t;
 
 typedef struct emu_stream *cudaStream_t;
@@ -46,6 +49,7 @@ typedef enum cudaFuncAttribute {
 #define cudaStreamNonBlocking 0x01u
 #define cudaHostAllocDefault 0x00u
 #define cudaEventDisableTiming 0x02u
+#define cudaEventWaitDefault 0x00u
 
 cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaGetDevice(int *dev);
@@ -66,6 +70,8 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream EMU_DEFAULT(0));
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned flags EMU_DEFAULT(0));
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph);
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
