@@ -389,7 +389,7 @@ $(BUILD)/emu_selftest: $(call obj,f32,tests/cuda_emu/selftest.cu) $(LIB32)
 
 # bench-gpu (make CUDA=1 bench-gpu, on a GPU machine): issue 12's table, the float32 bench_step
 # of the CUDA build against PyTorch eager and torch.compile, tiny small medium base (CONFIGS
-# picks rows) at matmul precision highest and high, about 7 minutes on an H100 (bench/README.md;
+# picks rows) at matmul precision highest and high, about 8 minutes on an H100 (bench/README.md;
 # GPU_BENCH_ARGS passes options to bench/gpu_bench.sh, e.g. "--compile-rows base").
 bench-gpu: $(if $(filter 1,$(CUDA)),deps-ok)
 ifeq ($(CUDA),1)

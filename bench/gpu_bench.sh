@@ -1,12 +1,13 @@
 #!/bin/sh
 # gpu_bench.sh: issue 12's GPU benchmark in one run. One training step, ours (bench_step of the
-# CUDA build, --set device=cuda) against PyTorch eager and torch.compile (bench_torch.py
-# --device cuda, built from ours's spec), for tiny small medium base (or --configs), each at
-# matmul precision highest and high, every run in its own process; and cuBLAS's gemm peak at
-# each precision (bench_step --gemm-peak: 8192^3 through the backend table). Prints every run's
-# lines, then one table, last, also written to $OUT/gpu_bench.txt when OUT is set, with the
-# targets: tiny, small and medium >= 3x PyTorch eager; base >= 1x eager and ours ms <= 1.25 x
-# torch.compile's; PASS or FAIL per row (n/a when a time is missing).
+# CUDA build, --set device=cuda; and again on one stream, TT_CUDA_STREAMS=1) against PyTorch
+# eager and torch.compile (bench_torch.py --device cuda, built from ours's spec), for tiny
+# small medium base (or --configs), each at matmul precision highest and high, every run in
+# its own process; and cuBLAS's gemm peak at each precision (bench_step --gemm-peak: 8192^3
+# through the backend table). Prints every run's lines, then one table, last, also written to
+# $OUT/gpu_bench.txt when OUT is set, with the targets: tiny, small and medium >= 3x PyTorch
+# eager; base >= 1x eager and ours ms <= 1.25 x torch.compile's; PASS or FAIL per row (n/a
+# when a time is missing).
 #   bench/gpu_bench.sh [BENCH_STEP] [--configs LIST] [--precisions LIST] [--compile-rows LIST]
 #                      [--warmup N] [--steps N] [--threads N]
 # --compile-rows: the rows PyTorch also runs compiled (default all; "none"). Each compile takes
@@ -160,6 +161,11 @@ for c in $CONFIGS; do
         run "ours $c $p" 300 "$BIN" --config "$c" --set device="$DEVICE" \
             --set matmul_precision="$p" --threads "$THREADS" --warmup "$w" --steps "$n"
         eval "OURS_${i}_$j=\$LAST"
+        # the same on one stream (TT_CUDA_STREAMS=1, backend.cu): what the second one gains
+        run "ours $c $p, one stream" 300 env TT_CUDA_STREAMS=1 "$BIN" --config "$c" \
+            --set device="$DEVICE" --set matmul_precision="$p" --threads "$THREADS" \
+            --warmup "$w" --steps "$n"
+        eval "ONE_${i}_$j=\$LAST"
         run "torch eager $c $p" 300 "$PY" "$HERE/bench_torch.py" --spec "$spec" \
             --device "$DEVICE" --precision "$p" --threads "$THREADS" --warmup "$w" --steps "$n"
         eval "EAGER_${i}_$j=\$LAST"
@@ -219,12 +225,12 @@ trap 'rm -f "$TABLE"' EXIT
     echo "$(date '+%Y-%m-%d'), $WHAT, torch ${TORCH:-?}; the gemm ${GEMM_N}^3 peak in" \
          "TFLOP/s${PEAKS#,}; $(elapsed) s in all"
     echo
-    printf '%s%s%s\n' "| config | precision | ours ms | ours tok/s | eager ms | compile ms" \
-        " | vs eager | vs compile | device MB ours / eager / compile | ours TFLOP/s" \
-        " | % of gemm peak | target |"
-    printf '%s%s%s\n' "|--------|-----------|--------:|-----------:|---------:|-----------:" \
-        "|---------:|-----------:|---------------------------------:|-------------:" \
-        "|---------------:|--------|"
+    printf '%s%s%s\n' "| config | precision | ours ms | one stream ms | ours tok/s | eager ms" \
+        " | compile ms | vs eager | vs compile | device MB ours / eager / compile" \
+        " | ours TFLOP/s | % of gemm peak | target |"
+    printf '%s%s%s\n' "|--------|-----------|--------:|--------------:|-----------:|---------:" \
+        "|-----------:|---------:|-----------:|---------------------------------:" \
+        "|-------------:|---------------:|--------|"
     notes=
     i=0
     for c in $CONFIGS; do
@@ -232,13 +238,15 @@ trap 'rm -f "$TABLE"' EXIT
         j=0
         for p in $PRECISIONS; do
             j=$((j + 1))
-            eval "o=\$OURS_${i}_$j; e=\$EAGER_${i}_$j; k=\$COMP_${i}_$j; cn=\$CNOTE_${i}_$j"
+            eval "o=\$OURS_${i}_$j; o1=\$ONE_${i}_$j; e=\$EAGER_${i}_$j; k=\$COMP_${i}_$j"
+            eval "cn=\$CNOTE_${i}_$j"
             eval "peak=\${PEAK_$j:-}"
             kms=$(jget median_ms "$k")
             [ -n "$kms" ] || [ -z "$cn" ] || notes="$notes
 - $c $p, torch.compile: $cn"
             awk -v c="$c" -v p="$p" -v peak="$peak" \
-                -v oms="$(jget median_ms "$o")" -v otok="$(jget tokens_per_s "$o")" \
+                -v oms="$(jget median_ms "$o")" -v o1ms="$(jget median_ms "$o1")" \
+                -v otok="$(jget tokens_per_s "$o")" \
                 -v ogf="$(jget gflops "$o")" -v omb="$(jget device_mb "$o")" \
                 -v ems="$(jget median_ms "$e")" -v emb="$(jget peak_device_mb "$e")" \
                 -v kms="$kms" -v kmb="$(jget peak_device_mb "$k")" '
@@ -246,7 +254,7 @@ trap 'rm -f "$TABLE"' EXIT
             function f1(x) { return num(x) ? sprintf("%.1f", x) : "-" }
             function ms(x) { return num(x) ? sprintf(x < 10 ? "%.3f" : "%.2f", x) : "-" }
             BEGIN {
-                if (!num(oms)) { printf "| %s | %s | failed | | | | | | | | | |\n", c, p; exit }
+                if (!num(oms)) { printf "| %s | %s | failed | | | | | | | | | | |\n", c, p; exit }
                 ve = num(ems) ? ems / oms : -1; vk = num(kms) ? kms / oms : -1
                 tf = ogf / 1000
                 pct = num(peak) && peak > 0 ? sprintf("%.0f%%", 100 * tf / peak) : "-"
@@ -266,16 +274,17 @@ trap 'rm -f "$TABLE"' EXIT
                 }
                 if (tgt != "-")
                     tgt = tgt (why != "" ? "FAIL:" why : miss != "" ? "n/a:" miss : "PASS")
-                printf "| %s | %s | %s | %.0f | %s | %s | %s | %s | %s / %s / %s | %.2f | %s" \
-                       " | %s |\n", c, p, ms(oms), otok, ms(ems), ms(kms),
+                printf "| %s | %s | %s | %s | %.0f | %s | %s | %s | %s | %s / %s / %s | %.2f" \
+                       " | %s | %s |\n", c, p, ms(oms), ms(o1ms), otok, ms(ems), ms(kms),
                        ve < 0 ? "-" : sprintf("%.2fx", ve), vk < 0 ? "-" : sprintf("%.2fx", vk),
                        f1(omb), f1(emb), f1(kmb), tf, pct, tgt
             }'
         done
     done
     echo
-    echo "ms: median per step; ours tok/s = B*T / ours ms; vs eager, vs compile: PyTorch's ms /" \
-         "ours (above 1: ours is faster)."
+    echo "ms: median per step; one stream: ours with TT_CUDA_STREAMS=1 (a layer's backward" \
+         "without its second stream; ours is the default, two); ours tok/s = B*T / ours ms; vs" \
+         "eager, vs compile: PyTorch's ms / ours (above 1: ours is faster)."
     echo "device MB, not one measure: ours is the device's free memory (cudaMemGetInfo) before" \
          "the run allocates minus after its timed steps, everything the run holds (parameters," \
          "gradients, AdamW's moments, the step arena, cuBLAS's workspace; the CUDA context left" \

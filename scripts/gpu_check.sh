@@ -26,7 +26,7 @@
 #                minute); its table in the summary; a missed target does not fail the step
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
-#                about 7 minutes): its lines in bench.log, its table in gpu_bench.txt and the
+#                about 8 minutes): its lines in bench.log, its table in gpu_bench.txt and the
 #                summary; missed targets do not fail the step, a failed run does. It does not
 #                fit the budget beside the other steps (it is skipped then): run it in a call
 #                of its own, `scripts/gpu_check.sh bench`, on a machine the build step left warm

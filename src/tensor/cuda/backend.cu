@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <type_traits>
 
@@ -29,28 +30,78 @@ void tt_cublas_fatal(const char *call, int rc, const char *file, int line)
 static cudaStream_t stream;
 static cublasHandle_t blas;
 
+/* A second stream for work that needs nothing from the work beside it: in a layer's backward,
+ * linear's dw and db beside its dx, LayerNorm's dweight and dbias beside its dinp. On small
+ * shapes each of those fills a fraction of the GPU, and a graph's kernels run back to back, so
+ * two at once take less time than one after the other. side_begin() makes `side` wait for the
+ * stream's work so far and sends the kernels and gemms that follow there (its own cuBLAS
+ * handle and workspace, the same math mode), side_end() sends them back, and side_join(),
+ * after the stream's own share, makes the stream wait for side's: every slot joins before it
+ * returns, so the stream alone orders the step. The two shares write different outputs from
+ * inputs neither writes, each in its fixed order, so the bits are the one-stream order's. In a
+ * capture the fork and the join are edges of the graph. TT_CUDA_STREAMS=1 in the environment
+ * keeps everything on the stream (to compare their times). */
+static cudaStream_t side, current; /* current: where the backend's kernels go now */
+static cublasHandle_t blas_side;
+static cudaEvent_t side_fork, side_done;
+static bool two_streams;
+
 /* cuBLAS's workspace, ours rather than its pool's, so that a captured step (a CUDA graph)
  * never asks cuBLAS to allocate: 32 MiB, what NVIDIA advises for Hopper (more than enough for
  * the A100's 4 MiB). */
 #define BLAS_WORKSPACE ((size_t)32 << 20)
 
-/* The stream and the cuBLAS handle, made on first use (outside any step: the run's first
- * allocation comes before its first step). */
+/* a cuBLAS handle on st, with its own workspace */
+static void blas_on(cublasHandle_t *h, cudaStream_t st)
+{
+    void *workspace = NULL;
+    TT_CUBLAS_CHECK(cublasCreate(h));
+    TT_CUBLAS_CHECK(cublasSetStream(*h, st)); /* before the workspace: it resets it */
+    TT_CUDA_CHECK(cudaMalloc(&workspace, BLAS_WORKSPACE));
+    TT_CUBLAS_CHECK(cublasSetWorkspace(*h, workspace, BLAS_WORKSPACE));
+}
+
+/* The streams, the cuBLAS handles and the events, made on first use (outside any step: the
+ * run's first allocation comes before its first step). */
 static void ensure_init(void)
 {
     if (blas) return;
-    void *workspace = NULL;
     TT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    TT_CUBLAS_CHECK(cublasCreate(&blas));
-    TT_CUBLAS_CHECK(cublasSetStream(blas, stream)); /* before the workspace: it resets it */
-    TT_CUDA_CHECK(cudaMalloc(&workspace, BLAS_WORKSPACE));
-    TT_CUBLAS_CHECK(cublasSetWorkspace(blas, workspace, BLAS_WORKSPACE));
+    blas_on(&blas, stream);
+    current = stream;
+    const char *e = getenv("TT_CUDA_STREAMS");
+    two_streams = !(e && !strcmp(e, "1"));
+    if (!two_streams) return;
+    TT_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    blas_on(&blas_side, side);
+    TT_CUDA_CHECK(cudaEventCreateWithFlags(&side_fork, cudaEventDisableTiming));
+    TT_CUDA_CHECK(cudaEventCreateWithFlags(&side_done, cudaEventDisableTiming));
 }
 
 void *tt_cuda_stream(void)
 {
     ensure_init();
-    return (void *)stream;
+    return (void *)current;
+}
+
+void tt_cuda_side_begin(void)
+{
+    ensure_init();
+    TT_ASSERT_MSG(current == stream, "cuda: side_begin on the side stream");
+    if (!two_streams) return;
+    TT_CUDA_CHECK(cudaEventRecord(side_fork, stream));
+    TT_CUDA_CHECK(cudaStreamWaitEvent(side, side_fork, 0));
+    current = side;
+}
+
+void tt_cuda_side_end(void) { current = stream; }
+
+void tt_cuda_side_join(void)
+{
+    TT_ASSERT_MSG(current == stream, "cuda: side_join before side_end");
+    if (!two_streams) return;
+    TT_CUDA_CHECK(cudaEventRecord(side_done, side));
+    TT_CUDA_CHECK(cudaStreamWaitEvent(stream, side_done, 0));
 }
 
 /* ---- the training step's bracket: pinned staging and CUDA graphs ------------------------------
@@ -310,8 +361,9 @@ static int cuda_get_threads(void) { return 1; }
 static void cuda_set_matmul_precision(bool high)
 {
     ensure_init();
-    TT_CUBLAS_CHECK(cublasSetMathMode(blas, high ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                 : CUBLAS_DEFAULT_MATH));
+    const cublasMath_t mode = high ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+    TT_CUBLAS_CHECK(cublasSetMathMode(blas, mode));
+    if (blas_side) TT_CUBLAS_CHECK(cublasSetMathMode(blas_side, mode));
     tt_cuda_attention_set_math(high ? TT_CUDA_ATTN_TF32 : TT_CUDA_ATTN_FLOAT);
 }
 
@@ -342,9 +394,10 @@ void tt_cuda_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real 
     if (M <= 0 || N <= 0 || batch <= 0) return;
     ensure_init();
     /* K == 0: C = beta C, which cuBLAS does too */
-    TT_CUBLAS_CHECK(GEMM_STRIDED(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                 ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, sB, A,
-                                 lda, sA, &beta, C, ldc, sC, batch));
+    cublasHandle_t h = current == stream ? blas : blas_side;
+    TT_CUBLAS_CHECK(GEMM_STRIDED(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                 N, M, K, &alpha, B, ldb, sB, A, lda, sA, &beta, C, ldc, sC,
+                                 batch));
 }
 
 static void gemm_op(const tt_gemm_op *g)
@@ -353,12 +406,17 @@ static void gemm_op(const tt_gemm_op *g)
                  g->beta, g->C, g->ldc, 0, 1);
 }
 
+/* dw and db on the side stream, dx beside them */
 void tt_cuda_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db,
                              const real *dy, int64_t N, int C)
 {
-    if (dx) gemm_op(dx);
+    const bool split = dx && (dw || db);
+    if (split) tt_cuda_side_begin();
     if (dw) gemm_op(dw);
     if (db) tt_cuda_bias_backward(db, dy, N, C);
+    if (split) tt_cuda_side_end();
+    if (dx) gemm_op(dx);
+    if (split) tt_cuda_side_join();
 }
 
 extern "C" const tt_backend tt_cuda_backend = {

@@ -38,6 +38,12 @@ TT_NORETURN void tt_cublas_fatal(const char *call, int rc, const char *file, int
 /* The stream every kernel of the backend runs on (an opaque cudaStream_t, as void * so that C
  * callers need no CUDA header). */
 void *tt_cuda_stream(void);
+/* Work beside work (backend.cu): between side_begin and side_end the launchers queue on a
+ * second stream that first waits for the stream's work so far; side_join, after the stream's
+ * own share, makes the stream wait for it. A slot that forks joins before it returns. */
+void tt_cuda_side_begin(void);
+void tt_cuda_side_end(void);
+void tt_cuda_side_join(void);
 
 /* What changes from one training step to the next in a replayed step (backend.cu's step
  * bracket: CUDA graphs): the dropout stream's offset from the captured step's cursor, and the

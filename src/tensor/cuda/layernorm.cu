@@ -108,14 +108,18 @@ void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const re
                                 const real *rstd, int64_t N, int C)
 {
     if (N <= 0 || C <= 0) return;
-    if (dinp) {
-        layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
-            dinp, dout, inp, weight, mean, rstd, N, C);
-        TT_CUDA_CHECK(cudaGetLastError());
-    }
+    const bool split = dinp && (dweight || dbias); /* dweight, dbias beside dinp */
+    if (split) tt_cuda_side_begin();
     if (dweight || dbias) {
         layernorm_dwdb_kernel<<<(C + 31) / 32, dim3(32, COL_ROWS), 0, stream()>>>(
             dweight, dbias, dout, inp, mean, rstd, N, C);
         TT_CUDA_CHECK(cudaGetLastError());
     }
+    if (split) tt_cuda_side_end();
+    if (dinp) {
+        layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+            dinp, dout, inp, weight, mean, rstd, N, C);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+    if (split) tt_cuda_side_join();
 }
