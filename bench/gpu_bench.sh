@@ -282,7 +282,7 @@ trap 'rm -f "$TABLE"' EXIT
         done
     done
     echo
-    echo "ms: median per step; one stream: ours with TT_CUDA_STREAMS=1 (a layer's backward" \
+    echo "ms: median per step; one stream: ours with TT_CUDA_STREAMS=1 (a captured step" \
          "without its second stream; ours is the default, two); ours tok/s = B*T / ours ms; vs" \
          "eager, vs compile: PyTorch's ms / ours (above 1: ours is faster)."
     echo "device MB, not one measure: ours is the device's free memory (cudaMemGetInfo) before" \

@@ -38,9 +38,9 @@ static cublasHandle_t blas;
  * handle and workspace, the same math mode), side_end() sends them back, and side_join(),
  * after the stream's own share, makes the stream wait for side's: every slot joins before it
  * returns, so the stream alone orders the step. The two shares write different outputs from
- * inputs neither writes, each in its fixed order, so the bits are the one-stream order's. In a
- * capture the fork and the join are edges of the graph. TT_CUDA_STREAMS=1 in the environment
- * keeps everything on the stream (to compare their times). */
+ * inputs neither writes, each in its fixed order, so the bits are the one-stream order's.
+ * Only in captured steps (side_begin, below). TT_CUDA_STREAMS=1 in the environment keeps
+ * everything on the stream (to compare their times). */
 static cudaStream_t side, current; /* current: where the backend's kernels go now */
 static cublasHandle_t blas_side;
 static cudaEvent_t side_fork, side_done;
@@ -84,26 +84,6 @@ void *tt_cuda_stream(void)
     return (void *)current;
 }
 
-void tt_cuda_side_begin(void)
-{
-    ensure_init();
-    TT_ASSERT_MSG(current == stream, "cuda: side_begin on the side stream");
-    if (!two_streams) return;
-    TT_CUDA_CHECK(cudaEventRecord(side_fork, stream));
-    TT_CUDA_CHECK(cudaStreamWaitEvent(side, side_fork, 0));
-    current = side;
-}
-
-void tt_cuda_side_end(void) { current = stream; }
-
-void tt_cuda_side_join(void)
-{
-    TT_ASSERT_MSG(current == stream, "cuda: side_join before side_end");
-    if (!two_streams) return;
-    TT_CUDA_CHECK(cudaEventRecord(side_done, side));
-    TT_CUDA_CHECK(cudaStreamWaitEvent(stream, side_done, 0));
-}
-
 /* ---- the training step's bracket: pinned staging and CUDA graphs ------------------------------
  * Inside a step (step_begin .. step_end), from_host copies the caller's bytes into a pinned
  * staging buffer and queues the copy from there: no wait, and a copy a graph can hold. With
@@ -135,6 +115,35 @@ static struct {
 const tt_cuda_vary *tt_cuda_step_vary(void)
 {
     return st.mode == CAPTURE ? st.vary_dev : NULL;
+}
+
+/* The second stream only while a step is captured: in its graph a fork and a join are two
+ * edges, which cost the host nothing on every replay. A step launched call by call (the first,
+ * cuda_graphs false, data parallel) and the calls outside steps stay on the stream: there each
+ * fork and join would be two more API calls for the host, which a small model's eager step is
+ * already bound by, and a big model's gemms fill the GPU alone. */
+static bool forking;
+
+void tt_cuda_side_begin(void)
+{
+    ensure_init();
+    TT_ASSERT_MSG(current == stream && !forking, "cuda: side_begin on the side stream");
+    forking = two_streams && st.mode == CAPTURE;
+    if (!forking) return;
+    TT_CUDA_CHECK(cudaEventRecord(side_fork, stream));
+    TT_CUDA_CHECK(cudaStreamWaitEvent(side, side_fork, 0));
+    current = side;
+}
+
+void tt_cuda_side_end(void) { current = stream; }
+
+void tt_cuda_side_join(void)
+{
+    TT_ASSERT_MSG(current == stream, "cuda: side_join before side_end");
+    if (!forking) return;
+    forking = false;
+    TT_CUDA_CHECK(cudaEventRecord(side_done, side));
+    TT_CUDA_CHECK(cudaStreamWaitEvent(stream, side_done, 0));
 }
 
 template <typename T> static void fold(uint64_t *h, T v)
