@@ -39,7 +39,7 @@ static cublasHandle_t blas;
  * after the stream's own share, makes the stream wait for side's: every slot joins before it
  * returns, so the stream alone orders the step. The two shares write different outputs from
  * inputs neither writes, each in its fixed order, so the bits are the one-stream order's.
- * Only in captured steps (side_begin, below). TT_CUDA_STREAMS=1 in the environment keeps
+ * Only in the steps of a captured run (side_begin, below). TT_CUDA_STREAMS=1 in the environment keeps
  * everything on the stream (to compare their times). */
 static cudaStream_t side, current; /* current: where the backend's kernels go now */
 static cublasHandle_t blas_side;
@@ -117,18 +117,20 @@ const tt_cuda_vary *tt_cuda_step_vary(void)
     return st.mode == CAPTURE ? st.vary_dev : NULL;
 }
 
-/* The second stream only while a step is captured: in its graph a fork and a join are two
- * edges, which cost the host nothing on every replay. A step launched call by call (the first,
- * cuda_graphs false, data parallel) and the calls outside steps stay on the stream: there each
- * fork and join would be two more API calls for the host, which a small model's eager step is
- * already bound by, and a big model's gemms fill the GPU alone. */
+/* The second stream only in a run whose steps are captured: in its graph a fork and a join
+ * are two edges, which cost the host nothing on every replay. The eager step before the capture
+ * forks too, as a warm-up: the side handle's first gemms (cuBLAS's lazy set-up, the kernels'
+ * loading) run there and not inside the capture, as for the stream's handle. A run launched
+ * call by call (cuda_graphs false, data parallel) and the calls outside steps stay on the
+ * stream: there each fork and join would be two more API calls for the host, which a small
+ * model's eager step is already bound by, and a big model's gemms fill the GPU alone. */
 static bool forking;
 
 void tt_cuda_side_begin(void)
 {
     ensure_init();
     TT_ASSERT_MSG(current == stream && !forking, "cuda: side_begin on the side stream");
-    forking = two_streams && st.mode == CAPTURE;
+    forking = two_streams && st.in_step && st.replay;
     if (!forking) return;
     TT_CUDA_CHECK(cudaEventRecord(side_fork, stream));
     TT_CUDA_CHECK(cudaStreamWaitEvent(side, side_fork, 0));
