@@ -72,10 +72,11 @@ static __global__ void layernorm_dx_kernel(real *dinp, const real *dout, const r
 
 /* dweight (C) += colsum(dout * xhat), dbias (C) += colsum(dout), either may be NULL: one block
  * per 32 columns, thread (x, y) summing rows y, y + COL_ROWS, ... of column c0 + x in order,
- * then the COL_ROWS partial sums of a column added in a fixed tree. */
-static __global__ void layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout,
-                                             const real *inp, const real *mean, const real *rstd,
-                                             int64_t N, int C)
+ * then the COL_ROWS partial sums of a column added in a fixed tree. A block of 1024 threads
+ * launches only at 64 registers a thread or fewer: the launch bound holds nvcc to that. */
+static __global__ void __launch_bounds__(32 * COL_ROWS)
+layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout, const real *inp,
+                      const real *mean, const real *rstd, int64_t N, int C)
 {
     __shared__ real pw[COL_ROWS][32], pb[COL_ROWS][32];
     const int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * 32 + tx;
