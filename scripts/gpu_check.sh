@@ -4,13 +4,9 @@
 # the current folder, and writes only there (build/cuda, ./train, the logs) and in a temporary
 # folder that it removes. No network, no package installs.
 #
-#   steps (default: all, in this order)
+#   steps (default: all; they run in this order, whichever order they are named in)
 #     build      make CUDA=1 all, then make CUDA=1 runners
 #     cuda       the CUDA suite in both runners: build/cuda/check_f32 cuda, check_f64 cuda
-#     suites     every suite of both runners of the CUDA build
-#     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
-#     racecheck  compute-sanitizer --tool racecheck over the same (either one SKIP when the
-#                tool refuses the GPU, "Device not supported", as on a gVisor machine)
 #     train      configs/tiny.json for 2 epochs on the GPU twice (metrics identical but
 #                tokens_per_s, checkpoint tensors identical) and on the CPU (each epoch's
 #                valid_loss within 1e-3 relative; the gaps are printed); then once more with
@@ -21,16 +17,20 @@
 #                resumed on the other for a third epoch: valid_loss within 1e-3
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
+#     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
+#     racecheck  compute-sanitizer --tool racecheck over the same (either one SKIP when the
+#                tool refuses the GPU, "Device not supported", as on a gVisor machine)
 #     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores,
 #                3xTF32, TF32) forward and backward on the bench rows' shapes, the forward
 #                against cuBLAS + softmax at matmul precision highest and high (under a
 #                minute); its table in the summary; a missed target does not fail the step
+#     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
 #                about 8 minutes): its lines in bench.log, its table in gpu_bench.txt and the
 #                summary; missed targets do not fail the step, a failed run does. It does not
 #                fit the budget beside the other steps (it is skipped then): run it in a call
-#                of its own, `scripts/gpu_check.sh bench`, on a machine the build step left warm
+#                of its own after a build, `scripts/gpu_check.sh build bench` (below)
 #     profile    ncu (Nsight Compute, --clock-control none) over bench_step's tiny, small and
 #                medium at matmul precision highest, 1 + 2 steps: each kernel's launches and
 #                microseconds per step (bench/ncu_table.py), in profile.txt and the summary;
@@ -42,8 +42,7 @@
 #                       the device tool brings back 8 files, so not every step in one call)
 #     GPU_CHECK_BUDGET  seconds for the whole run (default 540, under the device tool's 10
 #                       minutes a command): a step that would pass it is cut short (FAIL, timed
-#                       out) or not started (SKIP). Run the rest in a second call while the
-#                       machine is warm, e.g. `scripts/gpu_check.sh memcheck racecheck train`
+#                       out) or not started (SKIP). Run the rest in another call (below)
 #     GPU_CHECK_SANITIZE_CASE  CK_RUN_CASE for the sanitizer steps (e.g. attention), else all
 #     GPU_CHECK_EMU=1   the emulated GPU (make CUDA_EMU=1, tests/cuda_emu): the CUDA build's
 #                       code run on the CPU, for its logic (no timing, no sanitizers): steps
@@ -57,11 +56,21 @@
 # The GPU machine has no OpenBLAS, cJSON or Check: bash ../shared/tools/device-bundle.sh here
 # packs them into .device/ (name it in the device tool's carry); this script sources
 # .device/env.sh itself when pkg-config does not find them.
+#
+# On the device tool (.library/device/README.md): a machine goes back 30 s after a call, so
+# nearly every call starts a bare one (a minute or more, counted) and must build first (about
+# 30 s on its 16 cores; 73 s on 2 here); one call runs at most 600 s and brings back 8 files
+# (summary.txt and one log a step); a session has 1800 s. So two full calls, then a short one
+# if at least 6 minutes are left, each with carry [".device"] and timeout_s 600:
+#   1. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build cuda train \
+#        dump memcheck racecheck attention     (correctness first: 8 files exactly)
+#   2. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build bench
+#   3. source .device/env.sh && GPU_CHECK_BUDGET=300 scripts/gpu_check.sh build profile suites
 # Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda suites memcheck racecheck train dump attention bench profile)
+ALL_STEPS=(build cuda train dump memcheck racecheck attention suites bench profile)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -308,15 +317,6 @@ if wanted cuda; then
     done
 fi
 
-if wanted suites; then
-    log=$LOGS/suites.log
-    : >"$log"
-    for v in f32 f64; do
-        built "$BIN/check_$v" "all suites $v" "$log" &&
-            step "all suites $v" "$log" 300 "$BIN/check_$v"
-    done
-fi
-
 # compute-sanitizer TOOL over the CUDA suite of the float32 runner; errors fail the step
 sanitize() {
     local tool=$1 log=$LOGS/$1.log san envs=(CK_FORK=no)
@@ -344,8 +344,6 @@ sanitize() {
     fi
     grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | tee -a "$SUMMARY"
 }
-wanted memcheck && sanitize memcheck
-wanted racecheck && sanitize racecheck
 
 # ./train of the build under test (make CUDA=1 links it with a stamp build/.train-cuda)
 train_ok() {
@@ -427,6 +425,9 @@ if wanted dump; then
     fi
 fi
 
+wanted memcheck && sanitize memcheck
+wanted racecheck && sanitize racecheck
+
 if wanted attention; then
     log=$LOGS/attention.log
     : >"$log"
@@ -437,6 +438,15 @@ if wanted attention; then
         step attention "$log" 180 "$BIN/bench_attention"
         grep -v '^{' "$log" | grep -v '^+ ' | tee -a "$SUMMARY"
     fi
+fi
+
+if wanted suites; then
+    log=$LOGS/suites.log
+    : >"$log"
+    for v in f32 f64; do
+        built "$BIN/check_$v" "all suites $v" "$log" &&
+            step "all suites $v" "$log" 300 "$BIN/check_$v"
+    done
 fi
 
 if wanted bench; then
