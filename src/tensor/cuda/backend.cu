@@ -39,8 +39,8 @@ static cublasHandle_t blas;
  * after the stream's own share, makes the stream wait for side's: every slot joins before it
  * returns, so the stream alone orders the step. The two shares write different outputs from
  * inputs neither writes, each in its fixed order, so the bits are the one-stream order's.
- * Only in the steps of a captured run (side_begin, below). TT_CUDA_STREAMS=1 in the environment keeps
- * everything on the stream (to compare their times). */
+ * Only in the steps of a captured run (side_begin, below). TT_CUDA_STREAMS=1 in the
+ * environment keeps everything on the stream (to compare their times). */
 static cudaStream_t side, current; /* current: where the backend's kernels go now */
 static cublasHandle_t blas_side;
 static cudaEvent_t side_fork, side_done;

@@ -38,10 +38,11 @@ TT_NORETURN void tt_cublas_fatal(const char *call, int rc, const char *file, int
 /* The stream every kernel of the backend runs on (an opaque cudaStream_t, as void * so that C
  * callers need no CUDA header). */
 void *tt_cuda_stream(void);
-/* Work beside work (backend.cu): in a step of a captured run, between side_begin and side_end the
- * launchers queue on a second stream that first waits for the stream's work so far, and
- * side_join, after the stream's own share, makes the stream wait for it; anywhere else the
- * three do nothing and all stays on the stream. A slot that forks joins before it returns. */
+/* Work beside work (backend.cu): in a step of a captured run, between side_begin and
+ * side_end the launchers queue on a second stream that first waits for the stream's work so
+ * far, and side_join, after the stream's own share, makes the stream wait for it; anywhere
+ * else the three do nothing and all stays on the stream. A slot that forks joins before it
+ * returns. */
 void tt_cuda_side_begin(void);
 void tt_cuda_side_end(void);
 void tt_cuda_side_join(void);

@@ -70,7 +70,8 @@ void tt_cuda_bias_forward(real *out, const real *inp, const real *bias, int64_t 
 
 /* dbias (C) += the column sums of dout (N,C). The launch bound holds the registers to 64 a
  * thread, which a block of 1024 threads needs to launch at all, whatever nvcc compiles it. */
-static __global__ void __launch_bounds__(32 * COL_ROWS) colsum_kernel(real *dbias, const real *dout, int64_t N, int C)
+static __global__ void __launch_bounds__(32 * COL_ROWS)
+colsum_kernel(real *dbias, const real *dout, int64_t N, int C)
 {
     __shared__ real part[COL_ROWS][32];
     int c = blockIdx.x * 32 + threadIdx.x;
