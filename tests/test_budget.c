@@ -197,7 +197,8 @@ START_TEST(test_fake_cgroup_trees)
     ck_assert_msg(strstr(msg, "may use 40.0 MB (MemAvailable 65.5 GB; cgroup limit 40.0 MB left"),
                   "%s", msg);
     ck_assert_msg(strstr(msg, "runtime allowance 83.9 MB"), "%s", msg);
-    ck_assert_msg(strstr(msg, "lower threads"), "%s", msg);
+    ck_assert_msg(strstr(msg, "takes (64 MiB and 16 MiB a thread)") && strstr(msg, "lower threads"),
+                  "%s", msg);
 }
 END_TEST
 

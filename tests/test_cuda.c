@@ -988,7 +988,7 @@ static void run_steps(const tt_backend *d, bool replay, step_results *out)
     d->step_setup(0, false);
     free(host);
     real *bufs[] = {x, y, g, p, m, v, lx, dx, dw, db};
-    for (int i = 0; i < 10; i++) d->free(bufs[i]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) d->free(bufs[i]);
     d->free(mask);
     d->free(norm);
 }
@@ -1008,15 +1008,14 @@ START_TEST(test_step_replay)
             ck_assert_msg(fabs(got->norm[t] - want->norm[t]) <= 1e-12 * want->norm[t],
                           "%s: norm %.17g, the CPU %.17g", what, got->norm[t], want->norm[t]);
             ck_assert_close(what, got->p[t], want->p[t], 1001, CU_TOL, CU_TOL);
-            snprintf(part, sizeof part, "%s: linear dx", what);
-            ck_assert_close(part, got->dx[t], want->dx[t],
-                            LIN_N * LIN_N, CU_TOL, CU_TOL);
-            snprintf(part, sizeof part, "%s: linear dw", what);
-            ck_assert_close(part, got->dw[t], want->dw[t], 1001,
-                            CU_TOL, CU_TOL);
-            snprintf(part, sizeof part, "%s: linear db", what);
-            ck_assert_close(part, got->db[t], want->db[t], LIN_OUT,
-                            CU_TOL, CU_TOL);
+            const struct { const char *name; const real *got, *want; int n; } lin[] = {
+                {"dx", got->dx[t], want->dx[t], LIN_N * LIN_N},
+                {"dw", got->dw[t], want->dw[t], 1001},
+                {"db", got->db[t], want->db[t], LIN_OUT}};
+            for (size_t k = 0; k < sizeof lin / sizeof lin[0]; k++) {
+                snprintf(part, sizeof part, "%s: linear %s", what, lin[k].name);
+                ck_assert_close(part, lin[k].got, lin[k].want, lin[k].n, CU_TOL, CU_TOL);
+            }
         }
     }
     free(want);

@@ -421,13 +421,15 @@ static void gemm_op(const tt_gemm_op *g)
 void tt_cuda_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db,
                              const real *dy, int64_t N, int C)
 {
-    const bool split = dx && (dw || db);
-    if (split) tt_cuda_side_begin();
-    if (dw) gemm_op(dw);
-    if (db) tt_cuda_bias_backward(db, dy, N, C);
-    if (split) tt_cuda_side_end();
-    if (dx) gemm_op(dx);
-    if (split) tt_cuda_side_join();
+    tt_cuda_beside(
+        dx && (dw || db),
+        [&] {
+            if (dw) gemm_op(dw);
+            if (db) tt_cuda_bias_backward(db, dy, N, C);
+        },
+        [&] {
+            if (dx) gemm_op(dx);
+        });
 }
 
 extern "C" const tt_backend tt_cuda_backend = {

@@ -42,7 +42,7 @@ void *tt_cuda_stream(void);
  * side_end the launchers queue on a second stream that first waits for the stream's work so
  * far, and side_join, after the stream's own share, makes the stream wait for it; anywhere
  * else the three do nothing and all stays on the stream. A slot that forks joins before it
- * returns. */
+ * returns (tt_cuda_beside, below, brackets both shares). */
 void tt_cuda_side_begin(void);
 void tt_cuda_side_end(void);
 void tt_cuda_side_join(void);
@@ -152,6 +152,18 @@ void tt_cuda_clip_grads(real *g, int64_t n, double max_norm, double *norm);
 void tt_cuda_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 
 #ifdef __cplusplus
+}
+
+/* A slot's two shares of work: side() beside main() (tt_cuda_side_begin) where there is work
+ * for both, else one after the other on the stream. */
+template <typename Side, typename Main>
+static inline void tt_cuda_beside(bool both, Side side, Main main)
+{
+    if (both) tt_cuda_side_begin();
+    side();
+    if (both) tt_cuda_side_end();
+    main();
+    if (both) tt_cuda_side_join();
 }
 #endif
 

@@ -109,18 +109,18 @@ void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const re
                                 const real *rstd, int64_t N, int C)
 {
     if (N <= 0 || C <= 0) return;
-    const bool split = dinp && (dweight || dbias); /* dweight, dbias beside dinp */
-    if (split) tt_cuda_side_begin();
-    if (dweight || dbias) {
-        layernorm_dwdb_kernel<<<(C + 31) / 32, dim3(32, COL_ROWS), 0, stream()>>>(
-            dweight, dbias, dout, inp, mean, rstd, N, C);
-        TT_CUDA_CHECK(cudaGetLastError());
-    }
-    if (split) tt_cuda_side_end();
-    if (dinp) {
-        layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
-            dinp, dout, inp, weight, mean, rstd, N, C);
-        TT_CUDA_CHECK(cudaGetLastError());
-    }
-    if (split) tt_cuda_side_join();
+    tt_cuda_beside( /* dweight, dbias beside dinp */
+        dinp && (dweight || dbias),
+        [&] {
+            if (!dweight && !dbias) return;
+            layernorm_dwdb_kernel<<<(C + 31) / 32, dim3(32, COL_ROWS), 0, stream()>>>(
+                dweight, dbias, dout, inp, mean, rstd, N, C);
+            TT_CUDA_CHECK(cudaGetLastError());
+        },
+        [&] {
+            if (!dinp) return;
+            layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+                dinp, dout, inp, weight, mean, rstd, N, C);
+            TT_CUDA_CHECK(cudaGetLastError());
+        });
 }

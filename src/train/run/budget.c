@@ -235,17 +235,21 @@ static int refuse(const tt_mem_need *n, bool device, const tt_config *c, const t
                  "outputs", m ? ", " : "", d->words.n, tt_corpus_n_out(d));
     bool step = top == TT_MEM_ARENA || top == TT_MEM_HEAP ||
                 (top == TT_MEM_STAGING && (used & K_B));
-    const char *hint =
-        top == TT_MEM_RUNTIME
-            ? "the process has less memory than the runtime alone takes (64 MiB and 16 MiB a "
-              "thread): free memory, raise the limit, or lower threads"
-        : top == TT_MEM_DEVICE_RUNTIME
-            ? "the device has less memory free than its runtime alone takes (96 MiB): free it "
-              "(other processes on the GPU?)"
-        : step ? "lower train.batch_size or data.seq_len (the step grows with batch_size x "
-                 "n_heads x seq_len^2), or the model's size"
-               : "lower model.d_model, model.d_ff or model.n_layers (the parameters grow with "
-                 "d_model x (4 d_model + 2 d_ff) per layer)";
+    const char *hint = step ? "lower train.batch_size or data.seq_len (the step grows with "
+                              "batch_size x n_heads x seq_len^2), or the model's size"
+                            : "lower model.d_model, model.d_ff or model.n_layers (the parameters "
+                              "grow with d_model x (4 d_model + 2 d_ff) per layer)";
+    char runtime[160]; /* the allowances' sizes, from their definitions */
+    const double mib = 1024.0 * 1024;
+    if (top == TT_MEM_RUNTIME)
+        snprintf(runtime, sizeof runtime, "the process has less memory than the runtime alone "
+                 "takes (%.0f MiB and %.0f MiB a thread): free memory, raise the limit, or lower "
+                 "threads", RUNTIME_BASE / mib, RUNTIME_PER_THREAD / mib);
+    if (top == TT_MEM_DEVICE_RUNTIME)
+        snprintf(runtime, sizeof runtime, "the device has less memory free than its runtime "
+                 "alone takes (%.0f MiB): free it (other processes on the GPU?)",
+                 DEVICE_RUNTIME / mib);
+    if (top == TT_MEM_RUNTIME || top == TT_MEM_DEVICE_RUNTIME) hint = runtime;
     return tt_errorf(err, errlen, "memory: this run needs %s%s (%s), %s may use %s (%s); the "
                      "sizes come from %s\nHINT: %s",
                      tt_mem_text(total, b1, sizeof b1), device ? " on the device" : "", parts,
