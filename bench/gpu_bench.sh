@@ -158,13 +158,13 @@ for c in $CONFIGS; do
     j=0
     for p in $PRECISIONS; do
         j=$((j + 1))
-        run "ours $c $p" 300 "$BIN" --config "$c" --set device="$DEVICE" \
-            --set matmul_precision="$p" --threads "$THREADS" --warmup "$w" --steps "$n"
+        # ours, then the same on one stream (TT_CUDA_STREAMS=1, backend.cu): what the second
+        # one gains (the options are the positional parameters, parsed above)
+        set -- --config "$c" --set device="$DEVICE" --set matmul_precision="$p" \
+            --threads "$THREADS" --warmup "$w" --steps "$n"
+        run "ours $c $p" 300 "$BIN" "$@"
         eval "OURS_${i}_$j=\$LAST"
-        # the same on one stream (TT_CUDA_STREAMS=1, backend.cu): what the second one gains
-        run "ours $c $p, one stream" 300 env TT_CUDA_STREAMS=1 "$BIN" --config "$c" \
-            --set device="$DEVICE" --set matmul_precision="$p" --threads "$THREADS" \
-            --warmup "$w" --steps "$n"
+        run "ours $c $p, one stream" 300 env TT_CUDA_STREAMS=1 "$BIN" "$@"
         eval "ONE_${i}_$j=\$LAST"
         run "torch eager $c $p" 300 "$PY" "$HERE/bench_torch.py" --spec "$spec" \
             --device "$DEVICE" --precision "$p" --threads "$THREADS" --warmup "$w" --steps "$n"
