@@ -15,6 +15,8 @@
 #   make MPI=1 ...     the same with ./train data parallel over processes (Open MPI; with
 #                      CUDA=1 also NCCL), under build/mpi: mpirun -np N ./train CONFIG
 #   make deps          installs the Debian packages the build and tests need (as root)
+#   make WERROR=0 ...  warnings stay warnings (a compiler newer than the gcc 12 the code is
+#                      held to may warn where it did not; the default 1 makes them errors)
 #   make clean
 # The library is compiled twice from the same sources: float32 (training) and float64
 # (-DTT_DOUBLE, for the gradient checks), so the checked code is the trained code.
@@ -22,6 +24,8 @@
 CC      ?= cc
 DEBUG   ?= 0
 CUDA    ?= 0
+WERROR  ?= 1
+ERR_1   := -Werror
 PKGS    := openblas check libcjson
 
 # make MPI=1: ./train data-parallel over processes (mpirun -np N ./train CONFIG; dist.c):
@@ -51,7 +55,11 @@ ifeq ($(CUDA),1)
       the toolkit's bin/ on PATH (e.g. /usr/local/cuda/bin) or pass NVCC=/path/to/nvcc; plain \
       `make` builds the CPU program without it)
   endif
-  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+  # CUDA_HOME: the folder above nvcc's bin/ (through links, where that has no headers)
+  nvcc_home  = $(patsubst %/bin/nvcc,%,$(1))
+  CUDA_HOME ?= $(firstword $(foreach n,$(NVCC) $(realpath $(NVCC)),$(if $(wildcard \
+                 $(call nvcc_home,$(n))/include/cuda_runtime_api.h),$(call nvcc_home,$(n)))) \
+                 $(call nvcc_home,$(NVCC)))
   ifeq ($(DEBUG),1)
     BUILD ?= build/cuda-debug
   else
@@ -60,19 +68,37 @@ ifeq ($(CUDA),1)
   # sm_80 (A100) and sm_90 (H100, H200) binaries, and sm_90 PTX for newer GPUs to compile.
   GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
+  NV_ERR_1 := -Werror all-warnings -Xcompiler -Werror
   NVFLAGS  = -std=c++20 -O3 -g -lineinfo $(GENCODE) -DTT_WITH_CUDA -Isrc -MMD -MP \
-             -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+             -Xcompiler -Wall,-Wextra $(NV_ERR_$(WERROR))
   CUDA_DEF  := -DTT_WITH_CUDA -I$(CUDA_HOME)/include
-  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+  # The toolkit's libraries: lib64/ in NVIDIA's installers, lib/ or lib/<triplet> in some
+  # packagings (the first folder that holds libcudart); a library with no plain libX.so there
+  # (wheels ship libX.so.N) is linked by its versioned file.
+  lib_so    = $(firstword $(wildcard $(addprefix $(1)/,$(addprefix lib$(2),.so .so.[0-9]*))))
+  CUDA_LIBDIR := $(firstword $(foreach d,$(CUDA_HOME)/lib64 $(CUDA_HOME)/lib \
+                   $(CUDA_HOME)/targets/x86_64-linux/lib $(CUDA_HOME)/lib/x86_64-linux-gnu, \
+                   $(if $(call lib_so,$(d),cudart),$(d))) $(CUDA_HOME)/lib64)
+  cuda_lib  = $(if $(wildcard $(CUDA_LIBDIR)/lib$(1).so),-l$(1),$(or $(call \
+                lib_so,$(CUDA_LIBDIR),$(1)),-l$(1)))
+  CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(call cuda_lib,cublas) \
+               $(call cuda_lib,cudart) -lstdc++
   # NCCL sums the GPUs' gradients of a data-parallel run (dist.c), and TT_NCCL=1 checks that
-  # path on one GPU. The toolkit's copy, else NCCL_HOME's (include/nccl.h, lib or lib64/
-  # libnccl.so*); a build without it still trains on one GPU and refuses cuda over ranks.
-  NCCL_HOME ?= $(CUDA_HOME)
-  NCCL_SO   := $(firstword $(wildcard $(NCCL_HOME)/lib64/libnccl.so $(NCCL_HOME)/lib/libnccl.so \
-                  $(NCCL_HOME)/lib64/libnccl.so.2 $(NCCL_HOME)/lib/libnccl.so.2))
-  ifneq ($(and $(NCCL_SO),$(wildcard $(NCCL_HOME)/include/nccl.h)),)
-    CUDA_DEF  += -DTT_WITH_NCCL -I$(NCCL_HOME)/include
-    CUDA_LIBS += $(NCCL_SO) -Wl,-rpath,$(dir $(NCCL_SO))
+  # path on one GPU. NCCL_HOME's copy where given (include/nccl.h, lib or lib64/libnccl.so*),
+  # else the toolkit's, else the system's (libnccl-dev: /usr/include, /usr/lib/<triplet>, which
+  # the compiler and linker search already); a build without it still trains on one GPU and
+  # refuses cuda over ranks.
+  nccl_so   = $(or $(call lib_so,$(1)/lib64,nccl),$(call lib_so,$(1)/lib,nccl),$(call \
+                lib_so,$(1)/lib/x86_64-linux-gnu,nccl))
+  nccl_in   = $(and $(call nccl_so,$(1)),$(wildcard $(1)/include/nccl.h))
+  NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) /usr,$(if $(call nccl_in,$(d)),$(d))))
+  ifneq ($(NCCL_HOME),)
+    ifneq ($(call nccl_in,$(NCCL_HOME)),)
+      NCCL_SO   := $(call nccl_so,$(NCCL_HOME))
+      CUDA_DEF  += -DTT_WITH_NCCL \
+                   $(if $(filter /usr $(CUDA_HOME),$(NCCL_HOME)),,-I$(NCCL_HOME)/include)
+      CUDA_LIBS += $(NCCL_SO) $(if $(filter /usr,$(NCCL_HOME)),,-Wl,-rpath,$(dir $(NCCL_SO)))
+    endif
   endif
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu)
 endif
@@ -93,9 +119,9 @@ ifeq ($(CUDA_EMU),1)
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu) tests/cuda_emu/emu.cc
   CUDA_DEF  := -DTT_WITH_CUDA -Itests/cuda_emu/include
   CUDA_LIBS := -lstdc++
-  EMU_FLAGS  = -std=c++20 $(OPT) -ffp-contract=off -Wall -Wextra -Werror -Wno-unknown-pragmas \
-               -Wno-sign-compare -DTT_WITH_CUDA -Isrc -Itests/cuda_emu/include $(PKG_CFLAGS) \
-               -MMD -MP
+  EMU_FLAGS  = -std=c++20 $(OPT) -ffp-contract=off -Wall -Wextra $(ERR_$(WERROR)) \
+               -Wno-unknown-pragmas -Wno-sign-compare -DTT_WITH_CUDA -Isrc \
+               -Itests/cuda_emu/include $(PKG_CFLAGS) -MMD -MP
 endif
 
 ifeq ($(DEBUG),1)
@@ -122,7 +148,7 @@ else
 endif
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdouble-promotion \
-           -Werror
+           $(ERR_$(WERROR))
 # Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
