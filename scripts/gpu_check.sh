@@ -55,9 +55,12 @@
 #                       suites, train, dump; the CUDA ones are skipped; bench runs its own dry
 #                       run, GPU_BENCH_DEVICE=cpu on tiny, 5 steps)
 #
-# The GPU machine has no OpenBLAS, cJSON or Check: bash ../shared/tools/device-bundle.sh here
-# packs them into .device/ (name it in the device tool's carry); this script sources
-# .device/env.sh itself when pkg-config does not find them.
+# The GPU machine has no OpenBLAS, cJSON or Check: `mkdir -p .git/info && bash
+# ../shared/tools/device-bundle.sh` here packs them into .device/ (name it in the device tool's
+# carry; the script adds it to .git/info/exclude, and stops at once where .git/info is missing,
+# as it was in this checkout on 2026-11-24); this script sources .device/env.sh itself when
+# pkg-config does not find them. That bundle was tried here with the system's copies hidden
+# (a mount namespace): build and suites passed on it.
 #
 # On the device tool (.library/device/README.md): a machine goes back 30 s after a call, so
 # nearly every call starts a bare one (a minute or more, counted) and must build first (about
