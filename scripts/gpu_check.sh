@@ -271,7 +271,8 @@ sys.exit(1 if {"same": same, "gap": gap, "common": common, "dump": dump}[mode](a
 PY
 
 # ---- the device -------------------------------------------------------------------------------
-say "gpu_check $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git log -1 --format='%h %s' 2>/dev/null)"
+say "gpu_check $(date -u '+%Y-%m-%d %H:%M:%S UTC')," \
+    "commit $(git log -1 --format='%h %s' 2>/dev/null)"
 gpu=0
 if [ "$EMU" = 1 ]; then
     say "the emulated GPU (GPU_CHECK_EMU=1, make CUDA_EMU=1): the CUDA code's logic on the CPU"
@@ -287,7 +288,8 @@ else
     say "nvidia-smi -L failed: no GPU or no driver here; the GPU steps are skipped"
     record device FAIL 0 "$SUMMARY"
 fi
-[ "$CUDA" = 1 ] && [ "$EMU" != 1 ] && say "nvcc: $( (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>/dev/null | tail -1)"
+[ "$CUDA" = 1 ] && [ "$EMU" != 1 ] &&
+    say "nvcc: $( (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>/dev/null | tail -1)"
 
 # The toolkit make uses: CUDA_HOME, else the folder above nvcc's bin/
 cuda_home() {
@@ -447,7 +449,8 @@ if wanted train; then
                 step "train: NCCL vs plain cuda, identical" "$log" 60 python3 "$COMPARE" same \
                     "$TMP/${DEVICE}1" "$TMP/nccl"
             else
-                record "train: NCCL path" FAIL 0 "$log (no 'gradients: summed by NCCL' line: a build without NCCL?)"
+                record "train: NCCL path" FAIL 0 \
+                    "$log (no 'gradients: summed by NCCL' line: a build without NCCL?)"
             fi
         fi
     fi
