@@ -72,33 +72,33 @@ ifeq ($(CUDA),1)
   NVFLAGS  = -std=c++20 -O3 -g -lineinfo $(GENCODE) -DTT_WITH_CUDA -Isrc -MMD -MP \
              -Xcompiler -Wall,-Wextra $(NV_ERR_$(WERROR))
   CUDA_DEF  := -DTT_WITH_CUDA -I$(CUDA_HOME)/include
-  # The toolkit's libraries: lib64/ in NVIDIA's installers, lib/ or lib/<triplet> in some
-  # packagings (the first folder that holds libcudart); a library with no plain libX.so there
-  # (wheels ship libX.so.N) is linked by its versioned file.
+  # The toolkit's libraries: lib64/ in NVIDIA's installers, lib/, targets/<arch>/lib/ or
+  # lib/<triplet>/ in some packagings (the first that holds libcudart); a library with no plain
+  # libX.so there (wheels ship libX.so.N) is linked by its versioned file.
+  LIB_DIRS  := lib64 lib targets/x86_64-linux/lib lib/x86_64-linux-gnu
   lib_so    = $(firstword $(wildcard $(addprefix $(1)/,$(addprefix lib$(2),.so .so.[0-9]*))))
-  CUDA_LIBDIR := $(firstword $(foreach d,$(CUDA_HOME)/lib64 $(CUDA_HOME)/lib \
-                   $(CUDA_HOME)/targets/x86_64-linux/lib $(CUDA_HOME)/lib/x86_64-linux-gnu, \
-                   $(if $(call lib_so,$(d),cudart),$(d))) $(CUDA_HOME)/lib64)
+  lib_in    = $(firstword $(foreach d,$(addprefix $(1)/,$(LIB_DIRS)),$(call lib_so,$(d),$(2))))
+  CUDA_LIBDIR := $(patsubst %/,%,$(dir $(or $(call lib_in,$(CUDA_HOME),cudart), \
+                   $(CUDA_HOME)/lib64/libcudart.so)))
   cuda_lib  = $(if $(wildcard $(CUDA_LIBDIR)/lib$(1).so),-l$(1),$(or $(call \
                 lib_so,$(CUDA_LIBDIR),$(1)),-l$(1)))
   CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(call cuda_lib,cublas) \
                $(call cuda_lib,cudart) -lstdc++
   # NCCL sums the GPUs' gradients of a data-parallel run (dist.c), and TT_NCCL=1 checks that
-  # path on one GPU. NCCL_HOME's copy where given (include/nccl.h, lib or lib64/libnccl.so*),
-  # else the toolkit's, else the system's (libnccl-dev: /usr/include, /usr/lib/<triplet>, which
-  # the compiler and linker search already); a build without it still trains on one GPU and
-  # refuses cuda over ranks.
-  nccl_so   = $(or $(call lib_so,$(1)/lib64,nccl),$(call lib_so,$(1)/lib,nccl),$(call \
-                lib_so,$(1)/lib/x86_64-linux-gnu,nccl))
-  nccl_in   = $(and $(call nccl_so,$(1)),$(wildcard $(1)/include/nccl.h))
-  NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) /usr,$(if $(call nccl_in,$(d)),$(d))))
-  ifneq ($(NCCL_HOME),)
-    ifneq ($(call nccl_in,$(NCCL_HOME)),)
-      NCCL_SO   := $(call nccl_so,$(NCCL_HOME))
-      CUDA_DEF  += -DTT_WITH_NCCL \
-                   $(if $(filter /usr $(CUDA_HOME),$(NCCL_HOME)),,-I$(NCCL_HOME)/include)
-      CUDA_LIBS += $(NCCL_SO) $(if $(filter /usr,$(NCCL_HOME)),,-Wl,-rpath,$(dir $(NCCL_SO)))
-    endif
+  # path on one GPU. NCCL_HOME's copy where given (include/nccl.h, lib*/libnccl.so*), else the
+  # toolkit's, else the system's (libnccl-dev: /usr, which the compiler and linker search
+  # already), else the one PyTorch's wheels bring (site-packages/nvidia/*/); a build without
+  # it still trains on one GPU and refuses cuda over ranks.
+  NVIDIA_WHEELS = $(shell python3 -c 'import nvidia; print(*nvidia.__path__)' 2>/dev/null)
+  nccl_in   = $(and $(call lib_in,$(1),nccl),$(wildcard $(1)/include/nccl.h))
+  nccl_any  = $(firstword $(foreach d,$(1),$(if $(call nccl_in,$(d)),$(d))))
+  NCCL_HOME ?= $(or $(call nccl_any,$(CUDA_HOME) /usr),$(call nccl_any,$(patsubst \
+                 %/include/nccl.h,%,$(wildcard $(addsuffix /*/include/nccl.h,$(NVIDIA_WHEELS))))))
+  NCCL_SO   := $(if $(call nccl_in,$(NCCL_HOME)),$(call lib_in,$(NCCL_HOME),nccl))
+  ifneq ($(NCCL_SO),)
+    CUDA_DEF  += -DTT_WITH_NCCL \
+                 $(if $(filter /usr $(CUDA_HOME),$(NCCL_HOME)),,-I$(NCCL_HOME)/include)
+    CUDA_LIBS += $(NCCL_SO) $(if $(filter /usr,$(NCCL_HOME)),,-Wl,-rpath,$(dir $(NCCL_SO)))
   endif
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu)
 endif
@@ -368,6 +368,24 @@ NVCC ?= nvcc
 .PHONY: header-check
 header-check:
 	@tests/cxx/check.sh $(CXX) $(NVCC)
+
+# cuda-paths (CUDA=1): the toolkit, libraries and NCCL this build uses, then where the headers
+# and libraries it looks for lie on this machine: what to read when make CUDA=1 fails on an
+# unfamiliar one (scripts/gpu_check.sh puts it at the head of build.log), and what to pass
+# make then (NVCC, CUDA_HOME, NCCL_HOME).
+.PHONY: cuda-paths
+cuda-paths:
+	$(if $(filter 1,$(CUDA)),,$(error cuda-paths names the CUDA build's toolkit. HINT: make \
+	  CUDA=1 cuda-paths))
+	@echo "NVCC       $(NVCC)"
+	@echo "CUDA_HOME  $(CUDA_HOME)"
+	@echo "libraries  $(CUDA_LIBS)"
+	@echo "NCCL       $(or $(NCCL_SO),none: TT_NCCL=1 and cuda over ranks are refused)"
+	@echo "found (cuda_runtime.h, cublas_v2.h, nccl.h, libcudart, libcublas, libnccl):"
+	@for d in $(sort $(CUDA_HOME) /usr/local/cuda /usr/include /usr/lib/x86_64-linux-gnu \
+	    $(NVIDIA_WHEELS)); do [ -d "$$d" ] && find -L "$$d" -maxdepth 4 \( -name \
+	    cuda_runtime.h -o -name cublas_v2.h -o -name nccl.h -o -name 'libcudart.so*' -o -name \
+	    'libcublas.so*' -o -name 'libnccl.so*' \) 2>/dev/null; done | sort -u | sed 's/^/  /'
 
 # bench: the matmul op, then a full training step against PyTorch, the standard table
 # (bench/README.md). make bench CONFIG=FILE.json: only that config's row (the step as ./train

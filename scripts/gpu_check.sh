@@ -5,9 +5,10 @@
 # folder that it removes. No network, no package installs.
 #
 #   steps (default: all; they run in this order, whichever order they are named in)
-#     build      make CUDA=1 all, then make CUDA=1 runners; build.log first lists where the
-#                toolkit's headers and libraries are; a failed build is tried again with
-#                WERROR=0 (its row stays FAIL) so that the other steps run in the same call
+#     build      make CUDA=1 all, then make CUDA=1 runners; build.log begins with make CUDA=1
+#                cuda-paths (the toolkit and NCCL make found, and where their files lie); a
+#                failed build is tried again with WERROR=0 (its row stays FAIL) so that the
+#                other steps run in the same call
 #     cuda       the CUDA suite in both runners: build/cuda/check_f32 cuda, check_f64 cuda
 #     train      configs/tiny.json for 2 epochs on the GPU twice (metrics identical but
 #                tokens_per_s, checkpoint tensors identical) and on the CPU (each epoch's
@@ -291,40 +292,6 @@ fi
 [ "$CUDA" = 1 ] && [ "$EMU" != 1 ] &&
     say "nvcc: $( (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>/dev/null | tail -1)"
 
-# The toolkit make uses: CUDA_HOME, else the folder above nvcc's bin/
-cuda_home() {
-    local nvcc
-    nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-    echo "${CUDA_HOME:-$(dirname "$(dirname "$nvcc")")}"
-}
-wheels() { python3 -c 'import nvidia; print(*nvidia.__path__)' 2>/dev/null; } # PyTorch's CUDA
-
-# Where the GPU machine's image keeps the toolkit is not known here: the headers and libraries
-# the build needs, at the head of build.log, so that a failed first build says what to pass make.
-toolkit() {
-    local d
-    echo "nvcc $(command -v nvcc); CUDA_HOME $(cuda_home); the build's headers and libraries:"
-    for d in "$(cuda_home)" /usr/local/cuda /usr/include /usr/lib/x86_64-linux-gnu $(wheels); do
-        [ -d "$d" ] && find -L "$d" -maxdepth 4 \( -name cublas_v2.h -o -name cuda_runtime.h \
-            -o -name nccl.h -o -name 'libcublas.so*' -o -name 'libcudart.so*' \
-            -o -name 'libnccl.so*' \) 2>/dev/null
-    done | sort -u | sed 's/^/  /'
-}
-
-# NCCL (the TT_NCCL=1 run) where neither the toolkit nor the system has it: the copy that
-# PyTorch's wheels bring (site-packages/nvidia/.../include/nccl.h), as NCCL_HOME for make
-if [ "$CUDA" = 1 ] && [ "$EMU" != 1 ] && [ -z "${NCCL_HOME:-}" ] &&
-    [ ! -f "$(cuda_home)/include/nccl.h" ] && [ ! -f /usr/include/nccl.h ]; then
-    for d in $(wheels); do
-        h=$(find -L "$d" -maxdepth 4 -path '*/include/nccl.h' 2>/dev/null | head -1)
-        if [ -n "$h" ] && ls "${h%/include/nccl.h}"/lib*/libnccl.so* >/dev/null 2>&1; then
-            export NCCL_HOME=${h%/include/nccl.h}
-            say "NCCL_HOME=$NCCL_HOME (PyTorch's copy: the toolkit and /usr have none)"
-            break
-        fi
-    done
-fi
-
 # The bundled packages (device-bundle.sh) when pkg-config does not find them.
 if [ -z "${TT_DEPS_BUNDLED:-}" ] && [ -f .device/env.sh ] &&
     ! pkg-config --exists openblas check libcjson 2>/dev/null; then
@@ -337,7 +304,10 @@ if wanted build; then
     log=$LOGS/build.log
     : >"$log"
     jobs=$(nproc 2>/dev/null || echo 4)
-    [ "$CUDA" = 1 ] && [ "$EMU" != 1 ] && toolkit >>"$log"
+    # what make takes for the toolkit and NCCL, and where their files lie (the GPU machine's
+    # image is not known here): a failed first build says what to pass make
+    [ "$CUDA" = 1 ] && [ "$EMU" != 1 ] &&
+        make --no-print-directory CUDA=1 cuda-paths >>"$log" 2>&1
     # Two makes: one `make -j all runners` races on the libraries. `make all` checks the
     # packages first (scripts/deps.sh trusts pkg-config under the bundle's TT_DEPS_BUNDLED=1).
     rc=0
