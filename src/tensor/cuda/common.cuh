@@ -10,6 +10,14 @@
 
 #define WARPS (TT_CUDA_THREADS / 32)
 
+/* x * y rounded to real, never contracted into an FMA with a later add: the CPU's product (the
+ * C build has -ffp-contract=off) */
+#ifdef TT_DOUBLE
+#define MUL_RN __dmul_rn
+#else
+#define MUL_RN __fmul_rn
+#endif
+
 static inline cudaStream_t stream(void)
 {
     return (cudaStream_t)tt_cuda_stream();

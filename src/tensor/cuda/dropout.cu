@@ -13,13 +13,6 @@
 #include "tensor/cuda/common.cuh"
 #include "tensor/kernel_math.h"
 
-/* x * y rounded to real, never contracted into an FMA with a later add (the CPU's product) */
-#ifdef TT_DOUBLE
-#define MUL_RN __dmul_rn
-#else
-#define MUL_RN __fmul_rn
-#endif
-
 /* How the CPU's elements map onto threads. Element i of a draw at cursor `at` is Philox word
  * at.counter + i of (at.seed, at.stream) (rng.h); word w is lane w % 4 of block w / 4
  * (philox.h: key = seed, counter = (block, stream)). Thread j computes the keep bits of

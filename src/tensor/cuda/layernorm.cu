@@ -5,7 +5,9 @@
  *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy
  * Rows one warp each (lane l sums columns l, l + 32, ... in order, then a fixed butterfly);
  * dw and db are column sums, a second kernel with one fixed tree per column over the rows in
- * order. Deterministic: no atomics, the same bits on every run. */
+ * order. Deterministic: no atomics, the same bits on every run. g is rounded on its own
+ * (MUL_RN) in both loops: contracted into g - mean(g) it left, where the row's g are all equal
+ * (C = 1), the product's rounding error times rstd instead of the CPU's exact zero. */
 #include "tensor/cuda/common.cuh"
 
 #define COL_ROWS 32 /* the column kernel's blocks: 32 columns x COL_ROWS row groups */
@@ -60,13 +62,13 @@ static __global__ void layernorm_dx_kernel(real *dinp, const real *dout, const r
         real m = mean[r], s = rstd[r];
         real ga = R(0), gxa = R(0);
         for (int c = lane; c < C; c += 32) {
-            real g = dy[c] * weight[c];
+            real g = MUL_RN(dy[c], weight[c]);
             ga += g;
             gxa += g * (x[c] - m);
         }
         real gmean = warp_sum(ga) / (real)C, gxmean = warp_sum(gxa) * s / (real)C;
         for (int c = lane; c < C; c += 32)
-            dx[c] += s * (dy[c] * weight[c] - gmean - (x[c] - m) * s * gxmean);
+            dx[c] += s * (MUL_RN(dy[c], weight[c]) - gmean - (x[c] - m) * s * gxmean);
     }
 }
 
