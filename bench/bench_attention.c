@@ -100,8 +100,10 @@ static const struct {
     const char *name;
     bool high;
 } MATHS[] = {{TT_CUDA_ATTN_FLOAT, "float", false},
+             {TT_CUDA_ATTN_WIDE, "wide", false},
              {TT_CUDA_ATTN_TF32X3, "3xTF32", false},
-             {TT_CUDA_ATTN_TF32, "TF32", true}};
+             {TT_CUDA_ATTN_TF32, "TF32", true},
+             {TT_CUDA_ATTN_WIDE, "wide", true}};
 
 /* q, k, v and dout uniform in [-1, 1) (xorshift from seed) */
 static void fill_uniform(real *x, size_t n, uint64_t s)

@@ -685,11 +685,12 @@ END_TEST
 
 /* ---- attention ----------------------------------------------------------------------------- */
 
-/* T = 1: one key per row; HS = 1: one channel per head; the larger ones span several tiles */
+/* T = 1: one key per row; HS = 1: one channel per head; the larger ones span several tiles
+ * (T 129: three chunks of 64 keys; HS 97: two of the head dimension, odd) */
 static const struct {
     int B, T, NH, HS;
 } ATT[] = {{2, 1, 1, 1},   {3, 5, 3, 5},   {2, 7, 1, 8},   {3, 13, 3, 8},
-           {2, 33, 2, 16}, {1, 65, 2, 64}, {2, 129, 1, 32}};
+           {2, 33, 2, 16}, {1, 65, 2, 64}, {2, 129, 1, 32}, {1, 37, 2, 97}};
 
 /* padding at the end of each sequence, the last all padding, an inner key (3) in the first */
 static void fill_pad(int32_t *pad, int B, int T)
@@ -751,6 +752,7 @@ static const struct {
     int opt_step;
 } MATHS[] = {
     {TT_CUDA_ATTN_FLOAT, "float cores", CU_TOL, 1},
+    {TT_CUDA_ATTN_WIDE, "float cores, wide", CU_TOL, 1},
 #ifndef TT_DOUBLE
     {TT_CUDA_ATTN_TF32X3, "3xTF32", CU_TOL, 3},
     {TT_CUDA_ATTN_TF32, "TF32", 3e-2, 3},

@@ -4,10 +4,14 @@
  *   dQ += scale dS K, dK += scale dS^T Q, dV += D^T dO.
  * A block owns 32 rows of one head: query rows in forward_kernel and dq_kernel, which keep
  * their (32, T) score rows in shared memory; key rows in dkv_kernel, which reads the dS that
- * dq_kernel left in the scratch. Every product is one 4 x 2 register tile per thread over
- * shared tiles (tile_mac); every sum runs in a fixed order, and there are no atomics.
- * These are the float-core kernels; attention_tc.cu has the same three on tensor cores, and
- * the launchers here pick one by tt_cuda_attention_set_math (cuda.h). */
+ * dq_kernel left in the scratch. Every product gives a (32, 64) tile as a 4 x 2 register tile
+ * per thread over shared tiles; every sum runs in a fixed order, and there are no atomics.
+ * These are the float-core kernels, in two tilings (template argument W): the narrow one
+ * (TT_CUDA_ATTN_FLOAT) gives a warp 4 whole rows and reads its operands one real at a time;
+ * the wide one (TT_CUDA_ATTN_WIDE) gives a warp a 16 x 16 square and reads 16-byte vectors,
+ * a third of the narrow one's shared-memory traffic per multiply-add. attention_tc.cu has the
+ * same three kernels on tensor cores; the launchers here pick one by
+ * tt_cuda_attention_set_math (cuda.h). */
 #include "tensor/cuda/attention.cuh"
 
 /* The float-core kernels: a lane holds rows 4w..4w+3 times columns lane and lane + 32 of a
@@ -123,9 +127,177 @@ static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, 
     }
 }
 
+/* ---- the wide tiling ------------------------------------------------------------------------
+ * Warp w takes rows 16 (w / 4) .. +15 and columns 16 (w % 4) .. +15 of the block's (ROWS, CT)
+ * tile; lane (rg, cg) = (lane / 8, lane % 8) holds 4 of those rows and 2 of the columns, in the
+ * layout each product reads without bank conflicts: rows rg + 4a ("spread", for operands read
+ * along the inner dimension from (row, k) tiles with a row stride of 4 mod 32 reals) or
+ * 4 rg + a ("packed", one 16-byte read from a (k, row) tile); columns cg + 8c ("spread") or
+ * 2 cg + c ("paired", one 8-byte read). WKC of the inner dimension are staged at a time. */
+#define WKC 64
+#define WLD (WKC + 4) /* (rows, WKC) tiles: 16-byte rows 4 banks apart */
+#define WIDE_TILE_REALS ((ROWS + CT) * WLD) /* forward and dq: the score rows follow it */
+#define WIDE_DKV_REALS (WKC * (ROWS + CT))   /* dkv: static, 48 KiB at most in float64 */
+static_assert(WKC * CT <= WIDE_TILE_REALS && WIDE_TILE_REALS % 4 == 0 &&
+                  WIDE_DKV_REALS * sizeof(double) <= 48 * 1024,
+              "the wide staging holds its products' tiles, and what follows it stays aligned");
+
+template <bool PACKED> static __device__ __forceinline__ int wide_row(int a)
+{
+    const int lane = (int)(threadIdx.x % 32), r0 = 16 * (int)(threadIdx.x / 128);
+    return PACKED ? r0 + 4 * (lane / 8) + a : r0 + lane / 8 + 4 * a;
+}
+
+template <bool PAIRED> static __device__ __forceinline__ int wide_col(int c)
+{
+    const int lane = (int)(threadIdx.x % 32), c0 = 16 * (int)(threadIdx.x / 32 % 4);
+    return PAIRED ? c0 + 2 * (lane % 8) + c : c0 + lane % 8 + 8 * c;
+}
+
+/* d[0..N) = p[0..N) (N 2 or 4), p aligned to the vector's size, 16 bytes at most: one or two
+ * vector loads on the GPU */
+template <int N> static __device__ __forceinline__ void ldv(real d[N], const real *p)
+{
+#if defined(__CUDA_ARCH__) && !defined(TT_DOUBLE)
+    if constexpr (N == 4) {
+        float4 v = *(const float4 *)p;
+        d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
+    } else {
+        float2 v = *(const float2 *)p;
+        d[0] = v.x, d[1] = v.y;
+    }
+#elif defined(__CUDA_ARCH__)
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+        double2 v = *(const double2 *)(p + k);
+        d[k] = v.x, d[k + 1] = v.y;
+    }
+#else /* the emulator: the alignment the GPU's vector loads need */
+    const size_t align = N * sizeof(real) < 16 ? N * sizeof(real) : 16;
+    TT_ASSERT_MSG((uintptr_t)p % align == 0, "ldv<%d>: %p not %zu-byte aligned", N,
+                  (const void *)p, align);
+    for (int k = 0; k < N; k++) d[k] = p[k];
+#endif
+}
+
+/* dst[r ldd + col] = alpha acc (add: +=) for this thread's rows r < nr and columns col < nc */
+template <bool PACKED, bool PAIRED>
+static __device__ void wide_store(real *dst, int64_t ldd, const real acc[RW][CW], real alpha,
+                                  bool add, int nr, int nc)
+{
+#pragma unroll
+    for (int a = 0; a < RW; a++)
+#pragma unroll
+        for (int c = 0; c < CW; c++) {
+            int r = wide_row<PACKED>(a), col = wide_col<PAIRED>(c);
+            if (r >= nr || col >= nc) continue;
+            real x = alpha * acc[a][c];
+            dst[r * ldd + col] = add ? dst[r * ldd + col] + x : x;
+        }
+}
+
+/* rows_times_rows, wide: A (ROWS, WLD) and B (CT, WLD) chunks, both read along k */
+static __device__ void wide_rows_times_rows(real acc[RW][CW], real *tiles, const real *A, int lda,
+                                            const real *B, int ldb, int i0, int j0, int T, int HS)
+{
+    real *As = tiles, *Bs = tiles + ROWS * WLD;
+    zero_acc(acc);
+    for (int d0 = 0; d0 < HS; d0 += WKC) {
+        __syncthreads();
+        load_tile(As, WLD, A + (int64_t)i0 * lda + d0, NULL, R(1), lda, ROWS, WKC, T - i0,
+                  HS - d0);
+        load_tile(Bs, WLD, B + (int64_t)j0 * ldb + d0, NULL, R(1), ldb, CT, WKC, T - j0,
+                  HS - d0);
+        __syncthreads();
+        const int kn = round_up(imin(WKC, HS - d0), 4); /* zeros past HS */
+        for (int kk = 0; kk < kn; kk += 4) {
+            real x[RW][4], y[CW][4];
+#pragma unroll
+            for (int a = 0; a < RW; a++) ldv<4>(x[a], As + wide_row<false>(a) * WLD + kk);
+#pragma unroll
+            for (int c = 0; c < CW; c++) ldv<4>(y[c], Bs + wide_col<false>(c) * WLD + kk);
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int a = 0; a < RW; a++)
+#pragma unroll
+                    for (int c = 0; c < CW; c++) acc[a][c] += x[a][u] * y[c][u];
+        }
+    }
+}
+
+/* smem_rows_times, wide: W the score rows (row stride lds, 4 mod 32; zeros from kend to a
+ * multiple of 4), M staged (WKC, CT) */
+static __device__ void wide_smem_rows_times(real acc[RW][CW], real *tiles, const real *W, int lds,
+                                            const real *M, int ldm, int d0, int kend, int HS)
+{
+    zero_acc(acc);
+    for (int j0 = 0; j0 < kend; j0 += WKC) {
+        __syncthreads();
+        load_tile(tiles, CT, M + (int64_t)j0 * ldm + d0, NULL, R(1), ldm, WKC, CT, kend - j0,
+                  HS - d0);
+        __syncthreads();
+        const int kn = round_up(imin(WKC, kend - j0), 4);
+        for (int kk = 0; kk < kn; kk += 4) {
+            real x[RW][4];
+#pragma unroll
+            for (int a = 0; a < RW; a++) ldv<4>(x[a], W + wide_row<false>(a) * lds + j0 + kk);
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                real y[CW];
+                ldv<CW>(y, tiles + (kk + u) * CT + wide_col<true>(0));
+#pragma unroll
+                for (int a = 0; a < RW; a++)
+#pragma unroll
+                    for (int c = 0; c < CW; c++) acc[a][c] += x[a][u] * y[c];
+            }
+        }
+    }
+}
+
+/* cols_times, wide: W staged (WKC, ROWS) as it lies (row t, column j), M staged (WKC, CT) */
+static __device__ void wide_cols_times(real acc[RW][CW], real *tiles, const real *W,
+                                       const uint8_t *keep, real s, const real *M, int ldm,
+                                       int j0, int i_lo, int d0, int T, int HS)
+{
+    real *Ws = tiles, *Ms = tiles + WKC * ROWS;
+    zero_acc(acc);
+    for (int t0 = i_lo; t0 < T; t0 += WKC) {
+        const int64_t w0 = (int64_t)t0 * T + j0;
+        __syncthreads();
+        load_tile(Ws, ROWS, W + w0, keep ? keep + w0 : NULL, s, T, WKC, ROWS, T - t0, T - j0);
+        load_tile(Ms, CT, M + (int64_t)t0 * ldm + d0, NULL, R(1), ldm, WKC, CT, T - t0, HS - d0);
+        __syncthreads();
+        const int kn = imin(WKC, T - t0);
+        for (int kk = 0; kk < kn; kk++) {
+            real x[RW], y[CW];
+            ldv<RW>(x, Ws + kk * ROWS + wide_row<true>(0));
+            ldv<CW>(y, Ms + kk * CT + wide_col<true>(0));
+#pragma unroll
+            for (int a = 0; a < RW; a++)
+#pragma unroll
+                for (int c = 0; c < CW; c++) acc[a][c] += x[a] * y[c];
+        }
+    }
+}
+
+/* ---- the kernels, either tiling ---------------------------------------------------------------
+ * The score rows' stride: narrow T; wide 4 mod 32 reals past a multiple of 4 (zeros after T),
+ * so that wide_smem_rows_times's 16-byte reads of 4 rows miss each other's banks. */
+template <bool W> TT_HD static inline int score_stride(int T)
+{
+    return W ? round_up(T, 32) + 4 : T;
+}
+
+template <bool W> TT_HD static inline int score_cols(int T)
+{
+    return W ? round_up(T, 4) : T;
+}
+
 /* out (B,T,ldo): O; att (B,NH,T,T): P; keep (B,NH,T,T) or NULL (no dropout); q, k, v
  * (B,T,ld*) read at head h's columns; pad (B,T) or NULL. Block (row tile, h, b); dynamic
  * shared memory: TILE_REALS + ROWS T reals. */
+template <bool W>
 static __global__ void __launch_bounds__(THREADS, 2)
     forward_kernel(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                    const real *v, const int32_t *pad, tt_attn_desc a, tt_rng at,
@@ -133,8 +305,8 @@ static __global__ void __launch_bounds__(THREADS, 2)
 {
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(16) unsigned char smem[];
-    real *tiles = (real *)smem, *S = tiles + TILE_REALS;
-    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0);
+    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = score_stride<W>(T);
+    real *tiles = (real *)smem, *S = tiles + (W ? WIDE_TILE_REALS : TILE_REALS);
     const int64_t bh = head_index(a);
     q += head_at(a, a.ldq);
     k += head_at(a, a.ldk);
@@ -142,44 +314,70 @@ static __global__ void __launch_bounds__(THREADS, 2)
     out += head_at(a, a.ldo) + (int64_t)i0 * a.ldo;
     real acc[RW][CW];
     for (int j0 = 0; j0 < kend; j0 += CT) {
-        rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
-        store_tile(S + j0, T, acc, a.scale, false, ROWS, kend - j0);
+        if (W) {
+            wide_rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
+            wide_store<false, false>(S + j0, lds, acc, a.scale, false, ROWS, kend - j0);
+        } else {
+            rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
+            store_tile(S + j0, lds, acc, a.scale, false, ROWS, kend - j0);
+        }
     }
-    __syncwarp(); /* a warp's S rows are its own from here to the end */
-    softmax_rows(S, T, T, att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL, a.causal, at,
-                 thr, s, bh, T, i0, kend);
+    /* a warp's S rows are its own from here to the end, narrow; wide, its rows came from
+     * other warps */
+    if (W) __syncthreads();
+    else __syncwarp();
+    softmax_rows(S, lds, score_cols<W>(T), att, keep,
+                 pad ? pad + (int64_t)blockIdx.z * T : NULL, a.causal, at, thr, s, bh, T, i0,
+                 kend);
     for (int d0 = 0; d0 < HS; d0 += CT) {
-        smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
-        store_tile(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
+        if (W) {
+            wide_smem_rows_times(acc, tiles, S, lds, v, a.ldv, d0, kend, HS);
+            wide_store<false, true>(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
+        } else {
+            smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
+            store_tile(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
+        }
     }
 }
 
 /* dq (B,T,ldq) += scale dS K, or NULL; ds (B,NH,T,T) = dS for dkv_kernel, or NULL; dout
  * (B,T,ldo); att, keep (B,NH,T,T) saved (keep NULL: no dropout); k, v (B,T,ld*). Block (row
  * tile, h, b), dynamic shared memory as forward_kernel's. */
+template <bool W>
 static __global__ void __launch_bounds__(THREADS, 2)
     dq_kernel(real *dq, real *ds, const real *dout, const real *att, const uint8_t *keep,
               const real *k, const real *v, tt_attn_desc a, real s)
 {
     extern __shared__ __align__(16) unsigned char smem[];
-    real *tiles = (real *)smem, *S = tiles + TILE_REALS;
-    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0);
+    const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = score_stride<W>(T);
+    real *tiles = (real *)smem, *S = tiles + (W ? WIDE_TILE_REALS : TILE_REALS);
     const int64_t bh = head_index(a);
     dout += head_at(a, a.ldo);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
     real acc[RW][CW];
     for (int j0 = 0; j0 < kend; j0 += CT) {
-        rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
-        store_tile(S + j0, T, acc, R(1), false, ROWS, kend - j0);
+        if (W) {
+            wide_rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
+            wide_store<false, false>(S + j0, lds, acc, R(1), false, ROWS, kend - j0);
+        } else {
+            rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
+            store_tile(S + j0, lds, acc, R(1), false, ROWS, kend - j0);
+        }
     }
-    __syncwarp();
-    ds_rows(S, T, T, ds, att, keep, s, bh, T, i0, kend);
+    if (W) __syncthreads(); /* as in forward_kernel */
+    else __syncwarp();
+    ds_rows(S, lds, score_cols<W>(T), ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return;
     dq += head_at(a, a.ldq) + (int64_t)i0 * a.ldq;
     for (int d0 = 0; d0 < HS; d0 += CT) {
-        smem_rows_times(acc, tiles, S, T, k, a.ldk, d0, kend, HS);
-        store_tile(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
+        if (W) {
+            wide_smem_rows_times(acc, tiles, S, lds, k, a.ldk, d0, kend, HS);
+            wide_store<false, true>(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
+        } else {
+            smem_rows_times(acc, tiles, S, T, k, a.ldk, d0, kend, HS);
+            store_tile(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
+        }
     }
 }
 
@@ -187,11 +385,12 @@ static __global__ void __launch_bounds__(THREADS, 2)
  * dq_kernel (read when dk); att, keep (B,NH,T,T) saved; q (B,T,ldq), dout (B,T,ldo). Block
  * (key tile, h, b): its ROWS keys, summing over the queries i in order; causal: only i >= j
  * have P != 0, so the sums start at the tile's first key. */
+template <bool W>
 static __global__ void __launch_bounds__(THREADS, 2)
     dkv_kernel(real *dk, real *dv, const real *ds, const real *dout, const real *att,
                const uint8_t *keep, const real *q, tt_attn_desc a, real s)
 {
-    __shared__ real tiles[TILE_REALS];
+    __shared__ __align__(16) real tiles[W ? WIDE_DKV_REALS : TILE_REALS];
     const int T = a.T, HS = a.HS, j0 = row0();
     const int64_t bhTT = head_index(a) * T * T;
     const int i_lo = a.causal ? j0 : 0;
@@ -201,26 +400,32 @@ static __global__ void __launch_bounds__(THREADS, 2)
     if (dv) dv += head_at(a, a.ldv) + (int64_t)j0 * a.ldv;
     real acc[RW][CW];
     for (int d0 = 0; d0 < HS; d0 += CT) {
-        if (dk) {
+        if (dk && W) {
+            wide_cols_times(acc, tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
+            wide_store<true, true>(dk + d0, a.ldk, acc, a.scale, true, T - j0, HS - d0);
+        } else if (dk) {
             cols_times(acc, tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
             store_tile(dk + d0, a.ldk, acc, a.scale, true, T - j0, HS - d0);
         }
-        if (dv) {
-            cols_times(acc, tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0,
-                       i_lo, d0, T, HS);
+        const uint8_t *kp = keep ? keep + bhTT : NULL;
+        if (dv && W) {
+            wide_cols_times(acc, tiles, att + bhTT, kp, s, dout, a.ldo, j0, i_lo, d0, T, HS);
+            wide_store<true, true>(dv + d0, a.ldv, acc, R(1), true, T - j0, HS - d0);
+        } else if (dv) {
+            cols_times(acc, tiles, att + bhTT, kp, s, dout, a.ldo, j0, i_lo, d0, T, HS);
             store_tile(dv + d0, a.ldv, acc, R(1), true, T - j0, HS - d0);
         }
     }
 }
 
 /* Which kernels run: set_matmul_precision picks (backend.cu), tests and bench_attention force
- * one. float64 builds have only the float cores. */
+ * one. float64 builds have only the float cores, either tiling. */
 static tt_cuda_attn_math math_mode = TT_CUDA_ATTN_FLOAT;
 
 void tt_cuda_attention_set_math(tt_cuda_attn_math m)
 {
 #ifdef TT_DOUBLE
-    m = TT_CUDA_ATTN_FLOAT;
+    if (m != TT_CUDA_ATTN_WIDE) m = TT_CUDA_ATTN_FLOAT;
 #endif
     math_mode = m;
 }
@@ -230,57 +435,78 @@ tt_cuda_attn_math tt_cuda_attention_math(void) { return math_mode; }
 static int tc_passes(void) { return math_mode == TT_CUDA_ATTN_TF32 ? 1 : 3; }
 
 /* Dynamic shared memory of forward_kernel and dq_kernel: the tiles and ROWS score rows. */
-static size_t rows_smem(int T) { return (TILE_REALS + (size_t)ROWS * (size_t)T) * sizeof(real); }
+template <bool W> static size_t rows_smem(int T)
+{
+    return ((W ? WIDE_TILE_REALS : TILE_REALS) + (size_t)ROWS * (size_t)score_stride<W>(T)) *
+           sizeof(real);
+}
+
+template <bool W>
+static void forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
+                    const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
+                    uint32_t thr, real s)
+{
+    static size_t allowed;
+    allow_smem((const void *)forward_kernel<W>, &allowed, rows_smem<W>(a->T), a->T);
+    forward_kernel<W><<<grid_of(a), THREADS, rows_smem<W>(a->T),
+                        (cudaStream_t)tt_cuda_stream()>>>(out, att, keep, q, k, v, pad, *a, at,
+                                                          tt_cuda_step_vary(), thr, s);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
 
 void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                                const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
                                real *scratch)
 {
-    static size_t allowed;
     (void)scratch; /* none needed: attention_scratch says 0 */
     check_desc(a);
     if (a->B == 0) return;
     /* keep (not p) says whether to drop, as on the CPU; the threshold is philox.h's */
     uint32_t thr = keep ? tt_philox_keep_threshold((double)a->p) : 0;
     real s = keep ? R(1) / (R(1) - a->p) : R(1);
-    if (math_mode != TT_CUDA_ATTN_FLOAT) {
-        tt_cuda_attention_tc_forward(out, att, keep, q, k, v, pad, a, at, thr, s, tc_passes());
-        return;
-    }
-    allow_smem((const void *)forward_kernel, &allowed, rows_smem(a->T), a->T);
-    forward_kernel<<<grid_of(a), THREADS, rows_smem(a->T), (cudaStream_t)tt_cuda_stream()>>>(
-        out, att, keep, q, k, v, pad, *a, at, tt_cuda_step_vary(), thr, s);
-    TT_CUDA_CHECK(cudaGetLastError());
+    if (math_mode == TT_CUDA_ATTN_WIDE) forward<true>(out, att, keep, q, k, v, pad, a, at, thr, s);
+    else if (math_mode == TT_CUDA_ATTN_FLOAT)
+        forward<false>(out, att, keep, q, k, v, pad, a, at, thr, s);
+    else tt_cuda_attention_tc_forward(out, att, keep, q, k, v, pad, a, at, thr, s, tc_passes());
 }
 
 /* dq_kernel runs when dq or dk is wanted (dk needs its dS, in the scratch), then dkv_kernel
  * when dk or dv is. */
+template <bool W>
+static void backward(real *dq, real *dk, real *dv, real *ds, const real *dout, const real *att,
+                     const uint8_t *keep, const real *q, const real *k, const real *v,
+                     const tt_attn_desc *a, real s)
+{
+    static size_t allowed;
+    cudaStream_t st = (cudaStream_t)tt_cuda_stream();
+    if (dq || dk) {
+        allow_smem((const void *)dq_kernel<W>, &allowed, rows_smem<W>(a->T), a->T);
+        dq_kernel<W><<<grid_of(a), THREADS, rows_smem<W>(a->T), st>>>(dq, ds, dout, att, keep,
+                                                                      k, v, *a, s);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+    if (dk || dv) {
+        dkv_kernel<W><<<grid_of(a), THREADS, 0, st>>>(dk, dv, ds, dout, att, keep, q, *a, s);
+        TT_CUDA_CHECK(cudaGetLastError());
+    }
+}
+
 void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
                                 const uint8_t *keep, const real *q, const real *k, const real *v,
                                 const tt_attn_desc *a, real *scratch)
 {
-    static size_t allowed;
     check_desc(a);
     if (a->B == 0 || (!dq && !dk && !dv)) return;
-    cudaStream_t st = (cudaStream_t)tt_cuda_stream();
     real s = keep ? R(1) / (R(1) - a->p) : R(1);
     real *ds = dk ? scratch : NULL;
     TT_ASSERT_MSG(!dk || scratch, "attention backward: dk needs the scratch (attention_scratch)");
-    if (math_mode != TT_CUDA_ATTN_FLOAT) {
+    if (math_mode == TT_CUDA_ATTN_WIDE)
+        backward<true>(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s);
+    else if (math_mode == TT_CUDA_ATTN_FLOAT)
+        backward<false>(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s);
+    else
         tt_cuda_attention_tc_backward(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s,
                                       tc_passes());
-        return;
-    }
-    if (dq || dk) {
-        allow_smem((const void *)dq_kernel, &allowed, rows_smem(a->T), a->T);
-        dq_kernel<<<grid_of(a), THREADS, rows_smem(a->T), st>>>(dq, ds, dout, att, keep, k, v,
-                                                                  *a, s);
-        TT_CUDA_CHECK(cudaGetLastError());
-    }
-    if (dk || dv) {
-        dkv_kernel<<<grid_of(a), THREADS, 0, st>>>(dk, dv, ds, dout, att, keep, q, *a, s);
-        TT_CUDA_CHECK(cudaGetLastError());
-    }
 }
 
 /* forward: none; backward: dS (B,NH,T,T) for dkv_kernel */

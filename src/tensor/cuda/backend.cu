@@ -363,6 +363,28 @@ static double cuda_sum_squares(const real *x, int64_t n)
 static void cuda_set_threads(int n) { (void)n; }
 static int cuda_get_threads(void) { return 1; }
 
+/* The fused attention's arithmetic for a matmul precision; TT_CUDA_ATTN in the environment
+ * (float, wide, 3xtf32 or tf32: cuda.h's four) overrides it, for comparing them in a whole
+ * step (bench/gpu_bench.sh); another value is ignored with a warning. */
+static tt_cuda_attn_math attention_math(bool high)
+{
+    static const struct {
+        const char *name;
+        tt_cuda_attn_math math;
+    } names[] = {{"float", TT_CUDA_ATTN_FLOAT},
+                 {"wide", TT_CUDA_ATTN_WIDE},
+                 {"3xtf32", TT_CUDA_ATTN_TF32X3},
+                 {"tf32", TT_CUDA_ATTN_TF32}};
+    const char *e = getenv("TT_CUDA_ATTN");
+    if (e && *e) {
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (!strcmp(e, names[k].name)) return names[k].math;
+        fprintf(stderr, "warning: TT_CUDA_ATTN=%s is not float, wide, 3xtf32 or tf32; ignored\n",
+                e);
+    }
+    return high ? TT_CUDA_ATTN_TF32 : TT_CUDA_ATTN_FLOAT;
+}
+
 /* "high": cuBLAS may round float32 gemm inputs to TF32 on tensor cores (PyTorch's
  * torch.backends.cuda.matmul.allow_tf32); "highest": cuBLAS's default math, float32 inputs and
  * accumulation as PyTorch's "highest" has them (the pedantic mode would also be float32, but
@@ -375,7 +397,7 @@ static void cuda_set_matmul_precision(bool high)
     const cublasMath_t mode = high ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     TT_CUBLAS_CHECK(cublasSetMathMode(blas, mode));
     if (blas_side) TT_CUBLAS_CHECK(cublasSetMathMode(blas_side, mode));
-    tt_cuda_attention_set_math(high ? TT_CUDA_ATTN_TF32 : TT_CUDA_ATTN_FLOAT);
+    tt_cuda_attention_set_math(attention_math(high));
 }
 
 __global__ void fill_kernel(real *x, real value, int64_t n)
