@@ -19,20 +19,10 @@
 #define CW 2
 #define TILE_REALS ((ROWS + CT) * (KC + 1))
 
-/* The transpose: dst[c ldt + r] = kept(src, keep, s, r lds + c), 0 outside (nr, nc). With
- * ldt odd the stores miss no bank. */
-static __device__ void load_tile_t(real *dst, int ldt, const real *src, const uint8_t *keep, real s,
-                                   int64_t lds, int rows, int cols, int nr, int nc)
-{
-    for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
-        int r = e / cols, c = e % cols;
-        dst[c * ldt + r] = r < nr && c < nc ? kept(src, keep, s, r * lds + c) : R(0);
-    }
-}
-
 /* acc[a][c] += sum over kk < kn of W[(RW w + a) ldw + kk] * M[kk mk + (lane + 32 c) mc], the
- * one inner product of this file; W and M in shared memory. W is read as broadcasts (a warp's
- * lanes share its rows); the M strides used (mk 1, mc KC+1; mk CT, mc 1) miss no bank. */
+ * narrow tiling's inner product; W and M in shared memory. W is read as broadcasts (a warp's
+ * lanes share its rows); the M strides used (mk 1, mc KC+1; mk CT, mc 1) miss no bank, as do
+ * load_tile's transposed stores (ldt KC+1, odd). */
 static __device__ __forceinline__ void tile_mac(real acc[RW][CW], const real *W, int ldw,
                                                 const real *M, int mk, int mc, int kn)
 {
@@ -84,10 +74,9 @@ static __device__ void rows_times_rows(real acc[RW][CW], real *tiles, const real
     zero_acc(acc);
     for (int d0 = 0; d0 < HS; d0 += KC) {
         __syncthreads(); /* the tiles' last readers are done */
-        load_tile(As, KC + 1, A + (int64_t)i0 * lda + d0, NULL, R(1), lda, ROWS, KC, T - i0,
-                  HS - d0);
-        load_tile(Bs, KC + 1, B + (int64_t)j0 * ldb + d0, NULL, R(1), ldb, CT, KC, T - j0,
-                  HS - d0);
+        load_tile<ROWS, KC>(As, KC + 1, A + (int64_t)i0 * lda + d0, NULL, R(1), lda, T - i0,
+                            HS - d0);
+        load_tile<CT, KC>(Bs, KC + 1, B + (int64_t)j0 * ldb + d0, NULL, R(1), ldb, T - j0, HS - d0);
         __syncthreads();
         tile_mac(acc, As, KC + 1, Bs, 1, KC + 1, imin(KC, HS - d0));
     }
@@ -101,8 +90,8 @@ static __device__ void smem_rows_times(real acc[RW][CW], real *tiles, const real
     zero_acc(acc);
     for (int j0 = 0; j0 < kend; j0 += KC) {
         __syncthreads();
-        load_tile(tiles, CT, M + (int64_t)j0 * ldm + d0, NULL, R(1), ldm, KC, CT, kend - j0,
-                  HS - d0);
+        load_tile<KC, CT>(tiles, CT, M + (int64_t)j0 * ldm + d0, NULL, R(1), ldm, kend - j0,
+                          HS - d0);
         __syncthreads();
         tile_mac(acc, W + j0, T, tiles, CT, 1, imin(KC, kend - j0));
     }
@@ -120,8 +109,9 @@ static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, 
     for (int t0 = i_lo; t0 < T; t0 += KC) {
         const int64_t w0 = (int64_t)t0 * T + j0;
         __syncthreads();
-        load_tile_t(Ws, KC + 1, W + w0, keep ? keep + w0 : NULL, s, T, KC, ROWS, T - t0, T - j0);
-        load_tile(Ms, CT, M + (int64_t)t0 * ldm + d0, NULL, R(1), ldm, KC, CT, T - t0, HS - d0);
+        load_tile<KC, ROWS, true>(Ws, KC + 1, W + w0, keep ? keep + w0 : NULL, s, T, T - t0,
+                                  T - j0);
+        load_tile<KC, CT>(Ms, CT, M + (int64_t)t0 * ldm + d0, NULL, R(1), ldm, T - t0, HS - d0);
         __syncthreads();
         tile_mac(acc, Ws, KC + 1, Ms, CT, 1, imin(KC, T - t0));
     }
@@ -204,10 +194,8 @@ static __device__ void wide_rows_times_rows(real acc[RW][CW], real *tiles, const
     zero_acc(acc);
     for (int d0 = 0; d0 < HS; d0 += WKC) {
         __syncthreads();
-        load_tile(As, WLD, A + (int64_t)i0 * lda + d0, NULL, R(1), lda, ROWS, WKC, T - i0,
-                  HS - d0);
-        load_tile(Bs, WLD, B + (int64_t)j0 * ldb + d0, NULL, R(1), ldb, CT, WKC, T - j0,
-                  HS - d0);
+        load_tile<ROWS, WKC>(As, WLD, A + (int64_t)i0 * lda + d0, NULL, R(1), lda, T - i0, HS - d0);
+        load_tile<CT, WKC>(Bs, WLD, B + (int64_t)j0 * ldb + d0, NULL, R(1), ldb, T - j0, HS - d0);
         __syncthreads();
         const int kn = round_up(imin(WKC, HS - d0), 4); /* zeros past HS */
         for (int kk = 0; kk < kn; kk += 4) {
@@ -234,8 +222,8 @@ static __device__ void wide_smem_rows_times(real acc[RW][CW], real *tiles, const
     zero_acc(acc);
     for (int j0 = 0; j0 < kend; j0 += WKC) {
         __syncthreads();
-        load_tile(tiles, CT, M + (int64_t)j0 * ldm + d0, NULL, R(1), ldm, WKC, CT, kend - j0,
-                  HS - d0);
+        load_tile<WKC, CT>(tiles, CT, M + (int64_t)j0 * ldm + d0, NULL, R(1), ldm, kend - j0,
+                           HS - d0);
         __syncthreads();
         const int kn = round_up(imin(WKC, kend - j0), 4);
         for (int kk = 0; kk < kn; kk += 4) {
@@ -265,8 +253,8 @@ static __device__ void wide_cols_times(real acc[RW][CW], real *tiles, const real
     for (int t0 = i_lo; t0 < T; t0 += WKC) {
         const int64_t w0 = (int64_t)t0 * T + j0;
         __syncthreads();
-        load_tile(Ws, ROWS, W + w0, keep ? keep + w0 : NULL, s, T, WKC, ROWS, T - t0, T - j0);
-        load_tile(Ms, CT, M + (int64_t)t0 * ldm + d0, NULL, R(1), ldm, WKC, CT, T - t0, HS - d0);
+        load_tile<WKC, ROWS>(Ws, ROWS, W + w0, keep ? keep + w0 : NULL, s, T, T - t0, T - j0);
+        load_tile<WKC, CT>(Ms, CT, M + (int64_t)t0 * ldm + d0, NULL, R(1), ldm, T - t0, HS - d0);
         __syncthreads();
         const int kn = imin(WKC, T - t0);
         for (int kk = 0; kk < kn; kk++) {

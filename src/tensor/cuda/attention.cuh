@@ -89,15 +89,28 @@ static __device__ __forceinline__ real kept(const real *src, const uint8_t *keep
     return keep[at] ? y : R(0);
 }
 
-/* dst[r ldt + c] = kept(src, keep, s, r lds + c) for r < rows, c < cols; 0 where r >= nr or
- * c >= nc, so products over a partial tile add zeros. Consecutive threads read consecutive
- * columns. */
+/* dst[r ldt + c] = kept(src, keep, s, r lds + c) for r < NR, c < NC (TRANSPOSE: dst[c ldt + r]);
+ * 0 where r >= nr or c >= nc (both at least 1), so products over a partial tile add zeros.
+ * Consecutive threads read consecutive columns. Every thread's loads come first, with no
+ * branch between them (an index past the edge reads the edge's element, then 0 is kept), so
+ * that they wait on memory together instead of one after another. */
+template <int NR, int NC, bool TRANSPOSE = false>
 static __device__ inline void load_tile(real *dst, int ldt, const real *src, const uint8_t *keep,
-                                        real s, int64_t lds, int rows, int cols, int nr, int nc)
+                                        real s, int64_t lds, int nr, int nc)
 {
-    for (int e = (int)threadIdx.x; e < rows * cols; e += THREADS) {
-        int r = e / cols, c = e % cols;
-        dst[r * ldt + c] = r < nr && c < nc ? kept(src, keep, s, r * lds + c) : R(0);
+    static_assert(NR * NC % THREADS == 0, "a tile is whole rounds of the block's threads");
+    constexpr int N = NR * NC / THREADS;
+    real x[N];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
+        const real y = kept(src, keep, s, (int64_t)imin(r, nr - 1) * lds + imin(c, nc - 1));
+        x[u] = r < nr && c < nc ? y : R(0);
+    }
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
+        dst[TRANSPOSE ? c * ldt + r : r * ldt + c] = x[u];
     }
 }
 

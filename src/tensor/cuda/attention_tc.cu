@@ -106,8 +106,8 @@ static __device__ __forceinline__ void rows_times_rows(acc_t &c, float *tiles, c
     wm::fill_fragment(c, 0.0f);
     for (int d0 = 0; d0 < HS; d0 += KC) {
         __syncthreads(); /* the chunks' last readers are done */
-        load_tile(As, LD_K, A + (int64_t)i0 * lda + d0, NULL, 1, lda, ROWS, KC, T - i0, HS - d0);
-        load_tile(Bs, LD_K, B + (int64_t)j0 * ldb + d0, NULL, 1, ldb, CT, KC, T - j0, HS - d0);
+        load_tile<ROWS, KC>(As, LD_K, A + (int64_t)i0 * lda + d0, NULL, 1, lda, T - i0, HS - d0);
+        load_tile<CT, KC>(Bs, LD_K, B + (int64_t)j0 * ldb + d0, NULL, 1, ldb, T - j0, HS - d0);
         __syncthreads();
         const int kn = round_up(imin(KC, HS - d0), 8);
         for (int kk = 0; kk < kn; kk += 8)
@@ -128,8 +128,8 @@ static __device__ __forceinline__ void smem_rows_times(acc_t &c, float *tiles, c
     wm::fill_fragment(c, 0.0f);
     for (int j0 = 0; j0 < kend; j0 += KC) {
         __syncthreads();
-        load_tile(tiles, LD_N, M + (int64_t)j0 * ldm + d0, NULL, 1, ldm, KC, CT, kend - j0,
-                  HS - d0);
+        load_tile<KC, CT>(tiles, LD_N, M + (int64_t)j0 * ldm + d0, NULL, 1, ldm, kend - j0,
+                          HS - d0);
         __syncthreads();
         const int kn = round_up(imin(KC, kend - j0), 8);
         for (int kk = 0; kk < kn; kk += 8)
@@ -153,8 +153,8 @@ static __device__ __forceinline__ void cols_times(acc_t &c, float *tiles, const 
     for (int t0 = i_lo; t0 < T; t0 += KC) {
         const int64_t w0 = (int64_t)t0 * T + j0;
         __syncthreads();
-        load_tile(Ws, LD_W, W + w0, keep ? keep + w0 : NULL, s, T, KC, ROWS, T - t0, T - j0);
-        load_tile(Ms, LD_N, M + (int64_t)t0 * ldm + d0, NULL, 1, ldm, KC, CT, T - t0, HS - d0);
+        load_tile<KC, ROWS>(Ws, LD_W, W + w0, keep ? keep + w0 : NULL, s, T, T - t0, T - j0);
+        load_tile<KC, CT>(Ms, LD_N, M + (int64_t)t0 * ldm + d0, NULL, 1, ldm, T - t0, HS - d0);
         __syncthreads();
         const int kn = round_up(imin(KC, T - t0), 8);
         for (int kk = 0; kk < kn; kk += 8)
