@@ -21,12 +21,16 @@
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
 #     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
-#     racecheck  compute-sanitizer --tool racecheck over the same (either one SKIP when the
-#                tool refuses the GPU, "Device not supported", as on a gVisor machine)
-#     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores,
-#                3xTF32, TF32) forward and backward on the bench rows' shapes, the forward
-#                against cuBLAS + softmax at matmul precision highest and high (under a
-#                minute); its table in the summary; a missed target does not fail the step
+#     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
+#                (the attention cases cut to one scale and the unpacked layout: in full, the
+#                suite ran past 300 s on an H100, each launch far slower than under memcheck);
+#                either one SKIP when the tool refuses the GPU ("Device not supported", as on
+#                a gVisor machine)
+#     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores
+#                narrow and wide, 3xTF32, TF32) forward and backward on the bench rows'
+#                shapes, the forward against cuBLAS + softmax at matmul precision highest and
+#                high (under a minute); its table in the summary; a missed target does not
+#                fail the step
 #     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
@@ -336,6 +340,7 @@ sanitize() {
     local tool=$1 log=$LOGS/$1.log san envs=(CK_FORK=no)
     : >"$log"
     [ -n "${GPU_CHECK_SANITIZE_CASE:-}" ] && envs+=("CK_RUN_CASE=$GPU_CHECK_SANITIZE_CASE")
+    [ "$tool" = racecheck ] && envs+=(TT_CUDA_TEST_LIGHT=1)
     san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     if [ "$EMU" = 1 ]; then
         record "$tool" SKIP 0 "$log (emulated GPU)"

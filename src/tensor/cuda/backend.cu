@@ -363,10 +363,12 @@ static double cuda_sum_squares(const real *x, int64_t n)
 static void cuda_set_threads(int n) { (void)n; }
 static int cuda_get_threads(void) { return 1; }
 
-/* The fused attention's arithmetic for a matmul precision; TT_CUDA_ATTN in the environment
- * (float, wide, 3xtf32 or tf32: cuda.h's four) overrides it, for comparing them in a whole
- * step (bench/gpu_bench.sh); another value is ignored with a warning. */
-static tt_cuda_attn_math attention_math(bool high)
+/* The fused attention's arithmetic, the same at both matmul precisions: the wide float cores,
+ * the fastest in base's whole step at both on an H100 (2026-11-25; elsewhere within half a
+ * microsecond of the best, bench/RESULTS.md). TT_CUDA_ATTN in the environment (float, wide,
+ * 3xtf32 or tf32: cuda.h's four) overrides it, for comparing them in a whole step
+ * (bench/gpu_bench.sh); another value is ignored with a warning. */
+static tt_cuda_attn_math attention_math(void)
 {
     static const struct {
         const char *name;
@@ -382,22 +384,23 @@ static tt_cuda_attn_math attention_math(bool high)
         fprintf(stderr, "warning: TT_CUDA_ATTN=%s is not float, wide, 3xtf32 or tf32; ignored\n",
                 e);
     }
-    return high ? TT_CUDA_ATTN_TF32 : TT_CUDA_ATTN_FLOAT;
+    return TT_CUDA_ATTN_WIDE;
 }
 
 /* "high": cuBLAS may round float32 gemm inputs to TF32 on tensor cores (PyTorch's
  * torch.backends.cuda.matmul.allow_tf32); "highest": cuBLAS's default math, float32 inputs and
  * accumulation as PyTorch's "highest" has them (the pedantic mode would also be float32, but
  * rules out kernels PyTorch uses). cuBLAS gives the same bits on every run of one GPU model
- * either way. The fused attention follows: TF32 tensor cores at "high", float cores at
- * "highest" (cuda.h). float64 is unaffected. */
+ * either way. The fused attention takes its float cores at both (attention_math, above), so
+ * "high" rounds only the gemms, as PyTorch's does with its own attention. float64 is
+ * unaffected. */
 static void cuda_set_matmul_precision(bool high)
 {
     ensure_init();
     const cublasMath_t mode = high ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     TT_CUBLAS_CHECK(cublasSetMathMode(blas, mode));
     if (blas_side) TT_CUBLAS_CHECK(cublasSetMathMode(blas_side, mode));
-    tt_cuda_attention_set_math(attention_math(high));
+    tt_cuda_attention_set_math(attention_math());
 }
 
 __global__ void fill_kernel(real *x, real value, int64_t n)
