@@ -401,7 +401,7 @@ bench-step: deps-ok
 	@$(MAKE) --no-print-directory $(BENCH_STEP)
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
-# bench-attention (CUDA=1): the fused attention's three arithmetics forward and backward, the
+# bench-attention (CUDA=1): the fused attention's four arithmetics forward and backward, the
 # forward against cuBLAS + softmax (the tests' reference) at matmul precision highest and high,
 # on the bench rows' shapes; ROWS="tiny base" for some of them
 bench-attention: deps-ok

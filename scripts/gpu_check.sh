@@ -68,10 +68,12 @@
 # (a mount namespace): build and suites passed on it.
 #
 # On the device tool (.library/device/README.md): a machine goes back 30 s after a call, so
-# nearly every call starts a bare one (a minute or more, counted) and must build first (about
-# 30 s on its 16 cores; 73 s on 2 here); one call runs at most 600 s and brings back 8 files
-# (summary.txt and one log a step); a session has 1800 s. So two full calls, then a short one
-# if at least 6 minutes are left, each with carry [".device"] and timeout_s 600:
+# nearly every call starts a bare one (about 30 s of the budget on 2026-11-24) and must build
+# first (17 s on an H100 machine's 16 cores; 73 s on 2 here); one call runs at most 600 s and
+# brings back 8 files (summary.txt and one log a step); a session has 1800 s, and a call that
+# would not leave enough for a machine's start is refused. So two full calls (the first took
+# 397 s, the second 394 s on 2026-11-24), then a short one if at least 6 minutes are left,
+# each with carry [".device"] and timeout_s 600:
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build cuda train \
 #        dump memcheck racecheck attention     (correctness first: 8 files exactly)
 #   2. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build bench
