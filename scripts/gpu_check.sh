@@ -30,7 +30,9 @@
 #                narrow and wide, 3xTF32, TF32) forward and backward on the bench rows'
 #                shapes, the forward against cuBLAS + softmax at matmul precision highest and
 #                high (under a minute); its table in the summary; a missed target does not
-#                fail the step
+#                fail the step. Then "attention in the step": bench/attention_steps.sh, base's
+#                whole step with each arithmetic (TT_CUDA_ATTN) at both precisions, the
+#                fastest named (about a minute), its table in the summary
 #     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
@@ -459,6 +461,13 @@ if wanted attention; then
     elif built "$BIN/bench_attention" attention "$log"; then
         step attention "$log" 180 "$BIN/bench_attention"
         grep -v '^{' "$log" | grep -v '^+ ' | tee -a "$SUMMARY"
+        # the whole step of base with each arithmetic: is matmul_precision's pick the fastest?
+        if built "$BIN/bench_step" "attention in the step" "$log"; then
+            step "attention in the step" "$log" 150 bench/attention_steps.sh "$BIN/bench_step"
+            awk '/^config +precision/ { n = NR } { line[NR] = $0 }
+                 END { if (n) for (i = n; i <= NR; i++) if (line[i] !~ /^\+ /) print line[i] }' \
+                "$log" | tee -a "$SUMMARY"
+        fi
     fi
 fi
 

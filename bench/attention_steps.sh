@@ -1,0 +1,68 @@
+#!/bin/sh
+# attention_steps.sh: the whole training step with each of the fused attention's arithmetics,
+# ours only, so that the one matmul_precision picks (backend.cu attention_math) can be checked
+# against the others where it counts: bench_step of the CUDA build, --set device=cuda, with
+# TT_CUDA_ATTN = float, wide, 3xtf32 and tf32 in turn, each config at matmul precision highest
+# and high, every run in its own process. Prints one table: the median ms per step of each run,
+# and which arithmetic was fastest per config and precision.
+#   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
+# Defaults: build/cuda/bench_step, --configs base (where the attention matters most), 3 warm-up
+# and 10 timed steps (about a minute for base on an H100). scripts/gpu_check.sh's attention step
+# runs it. Without a GPU, the emulated build shows the pipeline works (slowly, on tiny):
+#   bench/attention_steps.sh build/cuda-emu/bench_step --configs tiny --warmup 1 --steps 1
+# Exit status 2 on a usage error or a missing BENCH_STEP, 1 when a run fails.
+set -u
+
+BIN=build/cuda/bench_step
+CONFIGS=base
+WARMUP=3
+STEPS=10
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --configs) CONFIGS=${2:-}; shift 2 || exit 2 ;;
+    --warmup) WARMUP=${2:-}; shift 2 || exit 2 ;;
+    --steps) STEPS=${2:-}; shift 2 || exit 2 ;;
+    -*) echo "attention_steps.sh: unknown option $1. HINT: --configs --warmup --steps" >&2
+        exit 2 ;;
+    *) BIN=$1; shift ;;
+    esac
+done
+for n in "$WARMUP" "$STEPS"; do
+    case "$n" in '' | *[!0-9]*)
+        echo "attention_steps.sh: --warmup and --steps take a whole number, not '$n'" >&2
+        exit 2 ;;
+    esac
+done
+if [ ! -x "$BIN" ]; then
+    echo "attention_steps.sh: $BIN is not built. HINT: make CUDA=1 runners" >&2
+    exit 2
+fi
+
+MATHS="float wide 3xtf32 tf32"
+printf '%-10s %-9s' config precision
+for m in $MATHS; do printf ' %9s' "$m ms"; done
+printf '  %s\n' fastest
+status=0
+for c in $CONFIGS; do
+    for p in highest high; do
+        printf '%-10s %-9s' "$c" "$p"
+        best='' best_ms=''
+        for m in $MATHS; do
+            out=$(TT_CUDA_ATTN=$m "$BIN" --config "$c" --set device=cuda \
+                --set matmul_precision="$p" --warmup "$WARMUP" --steps "$STEPS" 2>&1)
+            ms=$(printf '%s\n' "$out" | sed -n 's/.*"median_ms":\([0-9.]*\).*/\1/p' | tail -1)
+            if [ -z "$ms" ]; then
+                printf ' %9s' failed
+                printf '%s\n' "$out" | tail -5 | sed 's/^/    /' >&2
+                status=1
+                continue
+            fi
+            printf ' %9s' "$ms"
+            if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then
+                best=$m best_ms=$ms
+            fi
+        done
+        printf '  %s\n' "${best:--}"
+    done
+done
+exit $status
