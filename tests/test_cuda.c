@@ -741,10 +741,10 @@ static void attention_case(int s, int opt, bool packed, const char *math)
     kc_free(&f);
 }
 
-/* The kernels' arithmetic (cuda.h) and what each is held to: the float cores over every option
- * set and the three TF32 products (a candidate for "highest") over every third, which still
- * covers each combination of causal, padding and dropout, to CU_TOL; one TF32 product ("high",
- * 10 mantissa bits) over the same sets to 3e-2, far below what a wrong index gives. */
+/* The kernels' arithmetic (cuda.h) and what each is held to: the float cores in both tilings
+ * over every option set and the three TF32 products over every third, which still covers each
+ * combination of causal, padding and dropout, to CU_TOL; one TF32 product (10 mantissa bits)
+ * over the same sets to 3e-2, far below what a wrong index gives. */
 static const struct {
     tt_cuda_attn_math math;
     const char *name;

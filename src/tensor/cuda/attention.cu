@@ -406,9 +406,10 @@ static __global__ void __launch_bounds__(THREADS, 2)
     }
 }
 
-/* Which kernels run: set_matmul_precision picks (backend.cu), tests and bench_attention force
- * one. float64 builds have only the float cores, either tiling. */
-static tt_cuda_attn_math math_mode = TT_CUDA_ATTN_FLOAT;
+/* Which kernels run: set_matmul_precision picks (backend.cu; the wide float cores, also
+ * before it is called), tests and bench_attention force one. float64 builds have only the
+ * float cores, either tiling. */
+static tt_cuda_attn_math math_mode = TT_CUDA_ATTN_WIDE;
 
 void tt_cuda_attention_set_math(tt_cuda_attn_math m)
 {
