@@ -49,16 +49,39 @@ static __device__ __forceinline__ void zero_acc(real acc[RW][CW])
         for (int c = 0; c < CW; c++) acc[a][c] = R(0);
 }
 
-/* dst[r ldd + c] = alpha acc (add: +=) for this thread's rows r < nr and columns c < nc */
+/* Where acc[a][c] lies in the block's (ROWS, CT) tile. Narrow: rows RW w + a of warp w,
+ * columns lane + 32 c. Wide (below): warp w has rows 16 (w / 4) .. +15 and columns
+ * 16 (w % 4) .. +15, lane (rg, cg) = (lane / 8, lane % 8) rows rg + 4a (SPREAD) or 4 rg + a
+ * (PACKED) and columns cg + 8c (SPREAD) or 2 cg + c (PAIRED). */
+enum tile_rows { ROWS_NARROW, ROWS_SPREAD, ROWS_PACKED };
+enum tile_cols { COLS_NARROW, COLS_SPREAD, COLS_PAIRED };
+
+template <tile_rows L> static __device__ __forceinline__ int acc_row(int a)
+{
+    const int lane = (int)(threadIdx.x % 32), w16 = 16 * (int)(threadIdx.x / 128);
+    return L == ROWS_NARROW   ? RW * (int)(threadIdx.x / 32) + a
+           : L == ROWS_SPREAD ? w16 + lane / 8 + 4 * a
+                              : w16 + 4 * (lane / 8) + a;
+}
+
+template <tile_cols L> static __device__ __forceinline__ int acc_col(int c)
+{
+    const int lane = (int)(threadIdx.x % 32), w16 = 16 * (int)(threadIdx.x / 32 % 4);
+    return L == COLS_NARROW   ? lane + 32 * c
+           : L == COLS_SPREAD ? w16 + lane % 8 + 8 * c
+                              : w16 + 2 * (lane % 8) + c;
+}
+
+/* dst[r ldd + col] = alpha acc (add: +=) for this thread's rows r < nr and columns col < nc */
+template <tile_rows RL = ROWS_NARROW, tile_cols CL = COLS_NARROW>
 static __device__ void store_tile(real *dst, int64_t ldd, const real acc[RW][CW], real alpha,
                                   bool add, int nr, int nc)
 {
-    const int lane = (int)(threadIdx.x % 32), r0 = RW * (int)(threadIdx.x / 32);
 #pragma unroll
     for (int a = 0; a < RW; a++)
 #pragma unroll
         for (int c = 0; c < CW; c++) {
-            int r = r0 + a, col = lane + 32 * c;
+            int r = acc_row<RL>(a), col = acc_col<CL>(c);
             if (r >= nr || col >= nc) continue;
             real x = alpha * acc[a][c];
             dst[r * ldd + col] = add ? dst[r * ldd + col] + x : x;
@@ -118,12 +141,10 @@ static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, 
 }
 
 /* ---- the wide tiling ------------------------------------------------------------------------
- * Warp w takes rows 16 (w / 4) .. +15 and columns 16 (w % 4) .. +15 of the block's (ROWS, CT)
- * tile; lane (rg, cg) = (lane / 8, lane % 8) holds 4 of those rows and 2 of the columns, in the
- * layout each product reads without bank conflicts: rows rg + 4a ("spread", for operands read
- * along the inner dimension from (row, k) tiles with a row stride of 4 mod 32 reals) or
- * 4 rg + a ("packed", one 16-byte read from a (k, row) tile); columns cg + 8c ("spread") or
- * 2 cg + c ("paired", one 8-byte read). WKC of the inner dimension are staged at a time. */
+ * A warp's 16 x 16 square (acc_row, acc_col), in the layout each product reads without bank
+ * conflicts: rows SPREAD for operands read along the inner dimension from (row, k) tiles with
+ * a row stride of 4 mod 32 reals, PACKED for one 16-byte read from a (k, row) tile; columns
+ * SPREAD, or PAIRED for one 8-byte read. WKC of the inner dimension are staged at a time. */
 #define WKC 64
 #define WLD (WKC + 4) /* (rows, WKC) tiles: 16-byte rows 4 banks apart */
 #define WIDE_TILE_REALS ((ROWS + CT) * WLD) /* forward and dq: the score rows follow it */
@@ -131,18 +152,6 @@ static __device__ void cols_times(real acc[RW][CW], real *tiles, const real *W, 
 static_assert(WKC * CT <= WIDE_TILE_REALS && WIDE_TILE_REALS % 4 == 0 &&
                   WIDE_DKV_REALS * sizeof(double) <= 48 * 1024,
               "the wide staging holds its products' tiles, and what follows it stays aligned");
-
-template <bool PACKED> static __device__ __forceinline__ int wide_row(int a)
-{
-    const int lane = (int)(threadIdx.x % 32), r0 = 16 * (int)(threadIdx.x / 128);
-    return PACKED ? r0 + 4 * (lane / 8) + a : r0 + lane / 8 + 4 * a;
-}
-
-template <bool PAIRED> static __device__ __forceinline__ int wide_col(int c)
-{
-    const int lane = (int)(threadIdx.x % 32), c0 = 16 * (int)(threadIdx.x / 32 % 4);
-    return PAIRED ? c0 + 2 * (lane % 8) + c : c0 + lane % 8 + 8 * c;
-}
 
 /* d[0..N) = p[0..N) (N 2 or 4), p aligned to the vector's size, 16 bytes at most: one or two
  * vector loads on the GPU */
@@ -170,22 +179,6 @@ template <int N> static __device__ __forceinline__ void ldv(real d[N], const rea
 #endif
 }
 
-/* dst[r ldd + col] = alpha acc (add: +=) for this thread's rows r < nr and columns col < nc */
-template <bool PACKED, bool PAIRED>
-static __device__ void wide_store(real *dst, int64_t ldd, const real acc[RW][CW], real alpha,
-                                  bool add, int nr, int nc)
-{
-#pragma unroll
-    for (int a = 0; a < RW; a++)
-#pragma unroll
-        for (int c = 0; c < CW; c++) {
-            int r = wide_row<PACKED>(a), col = wide_col<PAIRED>(c);
-            if (r >= nr || col >= nc) continue;
-            real x = alpha * acc[a][c];
-            dst[r * ldd + col] = add ? dst[r * ldd + col] + x : x;
-        }
-}
-
 /* rows_times_rows, wide: A (ROWS, WLD) and B (CT, WLD) chunks, both read along k */
 static __device__ void wide_rows_times_rows(real acc[RW][CW], real *tiles, const real *A, int lda,
                                             const real *B, int ldb, int i0, int j0, int T, int HS)
@@ -201,9 +194,9 @@ static __device__ void wide_rows_times_rows(real acc[RW][CW], real *tiles, const
         for (int kk = 0; kk < kn; kk += 4) {
             real x[RW][4], y[CW][4];
 #pragma unroll
-            for (int a = 0; a < RW; a++) ldv<4>(x[a], As + wide_row<false>(a) * WLD + kk);
+            for (int a = 0; a < RW; a++) ldv<4>(x[a], As + acc_row<ROWS_SPREAD>(a) * WLD + kk);
 #pragma unroll
-            for (int c = 0; c < CW; c++) ldv<4>(y[c], Bs + wide_col<false>(c) * WLD + kk);
+            for (int c = 0; c < CW; c++) ldv<4>(y[c], Bs + acc_col<COLS_SPREAD>(c) * WLD + kk);
 #pragma unroll
             for (int u = 0; u < 4; u++)
 #pragma unroll
@@ -229,11 +222,11 @@ static __device__ void wide_smem_rows_times(real acc[RW][CW], real *tiles, const
         for (int kk = 0; kk < kn; kk += 4) {
             real x[RW][4];
 #pragma unroll
-            for (int a = 0; a < RW; a++) ldv<4>(x[a], W + wide_row<false>(a) * lds + j0 + kk);
+            for (int a = 0; a < RW; a++) ldv<4>(x[a], W + acc_row<ROWS_SPREAD>(a) * lds + j0 + kk);
 #pragma unroll
             for (int u = 0; u < 4; u++) {
                 real y[CW];
-                ldv<CW>(y, tiles + (kk + u) * CT + wide_col<true>(0));
+                ldv<CW>(y, tiles + (kk + u) * CT + acc_col<COLS_PAIRED>(0));
 #pragma unroll
                 for (int a = 0; a < RW; a++)
 #pragma unroll
@@ -259,8 +252,8 @@ static __device__ void wide_cols_times(real acc[RW][CW], real *tiles, const real
         const int kn = imin(WKC, T - t0);
         for (int kk = 0; kk < kn; kk++) {
             real x[RW], y[CW];
-            ldv<RW>(x, Ws + kk * ROWS + wide_row<true>(0));
-            ldv<CW>(y, Ms + kk * CT + wide_col<true>(0));
+            ldv<RW>(x, Ws + kk * ROWS + acc_row<ROWS_PACKED>(0));
+            ldv<CW>(y, Ms + kk * CT + acc_col<COLS_PAIRED>(0));
 #pragma unroll
             for (int a = 0; a < RW; a++)
 #pragma unroll
@@ -268,6 +261,13 @@ static __device__ void wide_cols_times(real acc[RW][CW], real *tiles, const real
         }
     }
 }
+
+/* The layouts of a tiling's products (acc_row, acc_col): R and C for Q K^T and dO V^T; R and PC
+ * for the score rows times V or K; PR and PC for dS^T Q and D^T dO. The narrow tiling has one. */
+template <bool W> struct lay {
+    static constexpr tile_rows R = W ? ROWS_SPREAD : ROWS_NARROW, PR = W ? ROWS_PACKED : R;
+    static constexpr tile_cols C = W ? COLS_SPREAD : COLS_NARROW, PC = W ? COLS_PAIRED : C;
+};
 
 /* ---- the kernels, either tiling ---------------------------------------------------------------
  * The score rows' stride: narrow T; wide 4 mod 32 reals past a multiple of 4 (zeros after T),
@@ -302,13 +302,9 @@ static __global__ void __launch_bounds__(THREADS, 2)
     out += head_at(a, a.ldo) + (int64_t)i0 * a.ldo;
     real acc[RW][CW];
     for (int j0 = 0; j0 < kend; j0 += CT) {
-        if (W) {
-            wide_rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
-            wide_store<false, false>(S + j0, lds, acc, a.scale, false, ROWS, kend - j0);
-        } else {
-            rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
-            store_tile(S + j0, lds, acc, a.scale, false, ROWS, kend - j0);
-        }
+        if (W) wide_rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
+        else rows_times_rows(acc, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
+        store_tile<lay<W>::R, lay<W>::C>(S + j0, lds, acc, a.scale, false, ROWS, kend - j0);
     }
     /* a warp's S rows are its own from here to the end, narrow; wide, its rows came from
      * other warps */
@@ -318,13 +314,9 @@ static __global__ void __launch_bounds__(THREADS, 2)
                  pad ? pad + (int64_t)blockIdx.z * T : NULL, a.causal, at, thr, s, bh, T, i0,
                  kend);
     for (int d0 = 0; d0 < HS; d0 += CT) {
-        if (W) {
-            wide_smem_rows_times(acc, tiles, S, lds, v, a.ldv, d0, kend, HS);
-            wide_store<false, true>(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
-        } else {
-            smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
-            store_tile(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
-        }
+        if (W) wide_smem_rows_times(acc, tiles, S, lds, v, a.ldv, d0, kend, HS);
+        else smem_rows_times(acc, tiles, S, T, v, a.ldv, d0, kend, HS);
+        store_tile<lay<W>::R, lay<W>::PC>(out + d0, a.ldo, acc, R(1), false, T - i0, HS - d0);
     }
 }
 
@@ -345,13 +337,9 @@ static __global__ void __launch_bounds__(THREADS, 2)
     v += head_at(a, a.ldv);
     real acc[RW][CW];
     for (int j0 = 0; j0 < kend; j0 += CT) {
-        if (W) {
-            wide_rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
-            wide_store<false, false>(S + j0, lds, acc, R(1), false, ROWS, kend - j0);
-        } else {
-            rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
-            store_tile(S + j0, lds, acc, R(1), false, ROWS, kend - j0);
-        }
+        if (W) wide_rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
+        else rows_times_rows(acc, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
+        store_tile<lay<W>::R, lay<W>::C>(S + j0, lds, acc, R(1), false, ROWS, kend - j0);
     }
     if (W) __syncthreads(); /* as in forward_kernel */
     else __syncwarp();
@@ -359,13 +347,9 @@ static __global__ void __launch_bounds__(THREADS, 2)
     if (!dq) return;
     dq += head_at(a, a.ldq) + (int64_t)i0 * a.ldq;
     for (int d0 = 0; d0 < HS; d0 += CT) {
-        if (W) {
-            wide_smem_rows_times(acc, tiles, S, lds, k, a.ldk, d0, kend, HS);
-            wide_store<false, true>(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
-        } else {
-            smem_rows_times(acc, tiles, S, T, k, a.ldk, d0, kend, HS);
-            store_tile(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
-        }
+        if (W) wide_smem_rows_times(acc, tiles, S, lds, k, a.ldk, d0, kend, HS);
+        else smem_rows_times(acc, tiles, S, T, k, a.ldk, d0, kend, HS);
+        store_tile<lay<W>::R, lay<W>::PC>(dq + d0, a.ldq, acc, a.scale, true, T - i0, HS - d0);
     }
 }
 
@@ -388,20 +372,17 @@ static __global__ void __launch_bounds__(THREADS, 2)
     if (dv) dv += head_at(a, a.ldv) + (int64_t)j0 * a.ldv;
     real acc[RW][CW];
     for (int d0 = 0; d0 < HS; d0 += CT) {
-        if (dk && W) {
-            wide_cols_times(acc, tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
-            wide_store<true, true>(dk + d0, a.ldk, acc, a.scale, true, T - j0, HS - d0);
-        } else if (dk) {
-            cols_times(acc, tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
-            store_tile(dk + d0, a.ldk, acc, a.scale, true, T - j0, HS - d0);
+        if (dk) {
+            const real *dsh = ds + bhTT;
+            if (W) wide_cols_times(acc, tiles, dsh, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
+            else cols_times(acc, tiles, dsh, NULL, R(1), q, a.ldq, j0, i_lo, d0, T, HS);
+            store_tile<lay<W>::PR, lay<W>::PC>(dk + d0, a.ldk, acc, a.scale, true, T - j0, HS - d0);
         }
-        const uint8_t *kp = keep ? keep + bhTT : NULL;
-        if (dv && W) {
-            wide_cols_times(acc, tiles, att + bhTT, kp, s, dout, a.ldo, j0, i_lo, d0, T, HS);
-            wide_store<true, true>(dv + d0, a.ldv, acc, R(1), true, T - j0, HS - d0);
-        } else if (dv) {
-            cols_times(acc, tiles, att + bhTT, kp, s, dout, a.ldo, j0, i_lo, d0, T, HS);
-            store_tile(dv + d0, a.ldv, acc, R(1), true, T - j0, HS - d0);
+        if (dv) {
+            const uint8_t *kp = keep ? keep + bhTT : NULL;
+            if (W) wide_cols_times(acc, tiles, att + bhTT, kp, s, dout, a.ldo, j0, i_lo, d0, T, HS);
+            else cols_times(acc, tiles, att + bhTT, kp, s, dout, a.ldo, j0, i_lo, d0, T, HS);
+            store_tile<lay<W>::PR, lay<W>::PC>(dv + d0, a.ldv, acc, R(1), true, T - j0, HS - d0);
         }
     }
 }
