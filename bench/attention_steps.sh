@@ -2,7 +2,7 @@
 # attention_steps.sh: the whole training step with each of the fused attention's arithmetics,
 # ours only, so that the one matmul_precision picks (backend.cu attention_math) can be checked
 # against the others where it counts: bench_step of the CUDA build, --set device=cuda, with
-# TT_CUDA_ATTN = float, wide, 3xtf32 and tf32 in turn, each config at matmul precision highest
+# TT_CUDA_ATTN = wide, pipelined, 3xtf32 and tf32 in turn, each config at matmul precision highest
 # and high, every run in its own process. Prints one table: the median ms per step of each run,
 # and which arithmetic was fastest per config and precision.
 #   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
@@ -38,7 +38,7 @@ if [ ! -x "$BIN" ]; then
     exit 2
 fi
 
-MATHS="float wide 3xtf32 tf32"
+MATHS="wide pipelined 3xtf32 tf32"
 printf '%-10s %-9s' config precision
 for m in $MATHS; do printf ' %9s' "$m ms"; done
 printf '  %s\n' fastest

@@ -1,15 +1,16 @@
 /* bench_attention.c: the fused CUDA attention (tensor/cuda/attention.cu, attention_tc.cu)
  * against the composition it must beat (tensor/cuda/attention_ref.cu: strided-batched cuBLAS
  * gemms and a masked-softmax kernel, the tests' reference), on the attention shapes of the
- * bench rows, in float32. Each of the fused kernels' arithmetics (cuda.h: the float cores, three
- * TF32 products, one TF32 product) is timed forward and backward (dq, dk, dv); its forward is
- * compared with the composition at the matmul precision it stands for (the float cores and
- * 3xTF32: "highest", cuBLAS's default math; TF32: "high", cuBLAS's TF32). The target: at each
- * precision, the arithmetic set_matmul_precision picks is faster than the composition. No
- * dropout (the composition has none) and no padding mask. Each time is the median of 7 batches
- * of `reps` calls, each batch ended by a read of one value (the stream's end). Prints a line
- * and a JSON line per shape and arithmetic; exit 0 also when a target is missed (that is not
- * an error), 2 on a usage error, and "SKIP: no CUDA device" with exit 0 without a GPU.
+ * bench rows, in float32. Each of the fused kernels' arithmetics (cuda.h: the float cores
+ * with either staging, three TF32 products, one TF32 product) is timed forward and backward
+ * (dq, dk, dv); its forward is compared with the composition at the matmul precision it
+ * stands for (the float cores at both, 3xTF32 at "highest", cuBLAS's default math; TF32 at
+ * "high", cuBLAS's TF32). The target: at each precision, the arithmetic
+ * set_matmul_precision picks is faster than the composition. No dropout (the composition has
+ * none) and no padding mask. Each time is the median of 7 batches of `reps` calls, each batch
+ * ended by a read of one value (the stream's end). Prints a line and a JSON line per shape and
+ * arithmetic; exit 0 also when a target is missed (that is not an error), 2 on a usage error,
+ * and "SKIP: no CUDA device" with exit 0 without a GPU.
  *   build/cuda/bench_attention [--reps N] [--rows "tiny small medium base gpt-small gpt-medium"]
  * (make CUDA=1 bench-attention) */
 #include "bench_util.h"
@@ -99,11 +100,12 @@ static const struct {
     tt_cuda_attn_math math;
     const char *name;
     bool high;
-} MATHS[] = {{TT_CUDA_ATTN_FLOAT, "float", false},
-             {TT_CUDA_ATTN_WIDE, "wide", false},
+} MATHS[] = {{TT_CUDA_ATTN_WIDE, "wide", false},
+             {TT_CUDA_ATTN_PIPE, "pipelined", false},
              {TT_CUDA_ATTN_TF32X3, "3xTF32", false},
              {TT_CUDA_ATTN_TF32, "TF32", true},
-             {TT_CUDA_ATTN_WIDE, "wide", true}};
+             {TT_CUDA_ATTN_WIDE, "wide", true},
+             {TT_CUDA_ATTN_PIPE, "pipelined", true}};
 
 /* q, k, v and dout uniform in [-1, 1) (xorshift from seed) */
 static void fill_uniform(real *x, size_t n, uint64_t s)
@@ -154,7 +156,7 @@ int main(int argc, char **argv)
     printf("attention, float32, no dropout, %d calls per timing: the fused kernels forward and "
            "backward, the forward against cuBLAS + softmax at the same matmul precision\n",
            reps);
-    printf("%-11s %3s %4s %3s %3s %6s  %-7s %-7s %9s %11s %8s %9s  %s\n", "row", "B", "T", "NH",
+    printf("%-11s %3s %4s %3s %3s %6s  %-9s %-7s %9s %11s %8s %9s  %s\n", "row", "B", "T", "NH",
            "HS", "causal", "math", "prec", "fused us", "composed us", "speed-up", "bwd us",
            "target");
     int missed = 0;
@@ -189,7 +191,7 @@ int main(int argc, char **argv)
             double tb = time_calls(fused_backward, &a, &m, reps);
             const bool target = picked[high] == MATHS[k].math, pass = tf < tc[high];
             missed += target && !pass;
-            printf("%-11s %3d %4d %3d %3d %6s  %-7s %-7s %9.1f %11.1f %7.2fx %9.1f  %s\n",
+            printf("%-11s %3d %4d %3d %3d %6s  %-9s %-7s %9.1f %11.1f %7.2fx %9.1f  %s\n",
                    ROWS[i].name, B, T, NH, HS, a.causal ? "yes" : "no", MATHS[k].name,
                    high ? "high" : "highest", tf * 1e6, tc[high] * 1e6, tc[high] / tf, tb * 1e6,
                    !target ? "-" : pass ? "PASS" : "FAIL");

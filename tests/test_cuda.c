@@ -751,8 +751,8 @@ static const struct {
     double tol;
     int opt_step;
 } MATHS[] = {
-    {TT_CUDA_ATTN_FLOAT, "float cores", CU_TOL, 1},
-    {TT_CUDA_ATTN_WIDE, "float cores, wide", CU_TOL, 1},
+    {TT_CUDA_ATTN_WIDE, "float cores", CU_TOL, 1},
+    {TT_CUDA_ATTN_PIPE, "float cores, cp.async", CU_TOL, 1},
 #ifndef TT_DOUBLE
     {TT_CUDA_ATTN_TF32X3, "3xTF32", CU_TOL, 3},
     {TT_CUDA_ATTN_TF32, "TF32", 3e-2, 3},
@@ -762,7 +762,7 @@ static const struct {
 /* the attention tcase's fixture: float cores and CU_TOL before and after each test */
 static void attention_defaults(void)
 {
-    tt_cuda_attention_set_math(TT_CUDA_ATTN_FLOAT);
+    tt_cuda_attention_set_math(TT_CUDA_ATTN_WIDE);
     tol = CU_TOL;
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -135,9 +136,52 @@ static void to_scheduler(void)
 #endif
 }
 
+/* ---- cp.async (include/cuda_runtime.h): each thread's copies, by commit group ------------- */
+
+struct async_copy {
+    void *dst;
+    const void *src;
+    size_t n, have;
+};
+struct copy_queue {
+    std::vector<async_copy> open;               /* since the last commit */
+    std::deque<std::vector<async_copy>> groups; /* committed, oldest first */
+};
+static std::vector<copy_queue> copy_queues; /* by the block's linear thread index */
+
+static int linear_thread(void)
+{
+    return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
+
+static copy_queue &my_copies(void)
+{
+    const size_t t = (size_t)linear_thread();
+    if (copy_queues.size() <= t) copy_queues.resize(t + 1);
+    return copy_queues[t];
+}
+
+static void land(const async_copy &c)
+{
+    memcpy(c.dst, c.src, c.have);
+    memset((char *)c.dst + c.have, 0, c.n - c.have);
+}
+
+/* a thread's body returned: no copy may be left (groups may, if empty: a commit with nothing
+ * issued since the last) */
+static void copies_finished(void)
+{
+    copy_queue &q = my_copies();
+    bool left = !q.open.empty();
+    for (const std::vector<async_copy> &g : q.groups) left |= !g.empty();
+    if (left) fail("a thread returned with cp.async copies it never waited for");
+    q.groups.clear();
+}
+
 static void fiber_main(void)
 {
     (*body_now)();
+    copies_finished();
     fibers[cur].state = DONE;
 #if defined(__x86_64__)
     to_scheduler(); /* never resumed */
@@ -375,6 +419,7 @@ static void exec_grid(const cfg &c, const std::function<void()> &body)
                 for (int t = 0; t < n; t++) {
                     set_thread(t);
                     body();
+                    copies_finished();
                 }
                 direct = false;
             }
@@ -554,6 +599,33 @@ void emu::syncthreads_at(const char *file, int line)
 }
 
 void __syncwarp(unsigned mask) { warp_exchange(mask, (warp_op)OP_SYNCWARP, 0, 0); }
+
+void emu::copy_async(void *dst, const void *src, size_t n, size_t have)
+{
+    if ((n != 4 && n != 8 && n != 16) || have > n)
+        fail("cp.async of %zu bytes, %zu of them from the source", n, have);
+    if ((uintptr_t)dst % n || (uintptr_t)src % n)
+        fail("cp.async of %zu bytes from %p to %p: both must be %zu-byte aligned", n, src, dst, n);
+    const async_copy c = {dst, src, n, have};
+    if ((blockIdx.x + blockIdx.y + blockIdx.z) & 1) land(c); /* odd blocks: at once */
+    else my_copies().open.push_back(c);
+}
+
+void emu::copy_commit(void)
+{
+    copy_queue &q = my_copies();
+    q.groups.push_back(std::move(q.open));
+    q.open.clear();
+}
+
+void emu::copy_wait(int k)
+{
+    copy_queue &q = my_copies();
+    while ((int)q.groups.size() > k) {
+        for (const async_copy &c : q.groups.front()) land(c);
+        q.groups.pop_front();
+    }
+}
 
 cudaError_t cudaGetDeviceCount(int *n)
 {

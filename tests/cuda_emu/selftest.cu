@@ -5,6 +5,8 @@
  * reads, or touch a guard page. Written as CUDA, so it would compile under nvcc too; built
  * only by the emulator.
  * Exit 0 when every case holds, 1 otherwise, one line per case. */
+#include "tensor/cuda/attention.cuh" /* cp.async: copy_async, copies_commit, copies_wait */
+
 #include <cuda_runtime.h>
 #include <mma.h>
 
@@ -128,6 +130,35 @@ static __global__ void set_kernel(int *p, int v)
 static __global__ void copy_kernel(int *dst, const int *src)
 {
     if (threadIdx.x == 0) *dst = *src;
+}
+
+/* Per block of n threads: s[t] = t, a barrier, then thread t copies src[t] (zeros where
+ * !have) over s[t] by cp.async and reads s[(t + 1) % n] into out[block n + t], before its wait
+ * (the copy may not have landed: on a GPU a race with thread t + 1's copy) or after it and a
+ * barrier (wait). */
+static __global__ void copy_async_kernel(float *out, const float *src, bool have, bool wait)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *s = (float *)smem;
+    const int n = (int)blockDim.x, t = (int)threadIdx.x;
+    s[t] = (float)t;
+    __syncthreads();
+    copy_async(s + t, src + t, have);
+    copies_commit();
+    if (wait) {
+        copies_wait<0>();
+        __syncthreads();
+    }
+    out[(int)blockIdx.x * n + t] = s[(t + 1) % n];
+    copies_wait<0>();
+}
+
+/* a cp.async copy never waited for */
+static __global__ void copy_unwaited_kernel(const float *src)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    copy_async((float *)smem + threadIdx.x, src + threadIdx.x, true);
+    copies_commit();
 }
 
 /* f in a child process: it must die by SIGABRT with `want` in what it wrote to stderr */
@@ -348,6 +379,24 @@ int main(void)
     dies_with([] { overrun_kernel<<<1, 32, 256 * sizeof(float)>>>(device_array(256), 256, true); },
               "past a device buffer or the dynamic shared memory",
               "a write past the dynamic shared memory is reported");
+    /* cp.async: block 0 holds each copy until the wait, block 1 makes it at once */
+    float *src = device_array(64), *seen = device_array(128);
+    for (int t = 0; t < 64; t++) host[t] = (float)(100 + t);
+    cudaMemcpy(src, host, 64 * sizeof(float), cudaMemcpyHostToDevice);
+    copy_async_kernel<<<2, 64, 64 * sizeof(float)>>>(seen, src, true, true);
+    cudaMemcpy(host, seen, 128 * sizeof(float), cudaMemcpyDeviceToHost);
+    check(host[0] == 101 && host[63] == 100 && host[64] == 101 && host[127] == 100,
+          "cp.async: after the wait and a barrier every thread sees every copy");
+    copy_async_kernel<<<2, 64, 64 * sizeof(float)>>>(seen, src, false, true);
+    cudaMemcpy(host, seen, 128 * sizeof(float), cudaMemcpyDeviceToHost);
+    check(host[0] == 0 && host[127] == 0, "cp.async: a copy without a source fills zeros");
+    copy_async_kernel<<<2, 64, 64 * sizeof(float)>>>(seen, src, true, false);
+    cudaMemcpy(host, seen, 128 * sizeof(float), cudaMemcpyDeviceToHost);
+    check(host[0] == 1 && host[62] == 63, "cp.async: a read before the wait misses the copy");
+    check(host[64] == 101 && host[64 + 62] == 163,
+          "cp.async: odd blocks copy at once, over what other threads have yet to read");
+    dies_with([] { copy_unwaited_kernel<<<1, 32, 32 * sizeof(float)>>>(device_array(32)); },
+              "never waited for", "cp.async: a thread that returns before its wait is reported");
     const char *schedule = getenv("TT_EMU_SCHEDULE");
     const bool deferred = !schedule || strcmp(schedule, "eager");
     if (deferred)

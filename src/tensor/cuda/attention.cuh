@@ -114,6 +114,121 @@ static __device__ inline void load_tile(real *dst, int ldt, const real *src, con
     }
 }
 
+/* ---- staging in the background: cp.async (sm_80 and later) ---------------------------------
+ * A thread's copies go from global to shared memory while it computes; copies_commit closes
+ * the group of those issued since the last, copies_wait<N> returns once all but the newest N
+ * groups are in (this thread's own: a barrier shows them to the others). The emulator holds
+ * each copy until the wait (or makes it at once in odd blocks), so that a read before the wait,
+ * or a copy over what another thread still reads, shows as a wrong result. */
+static __device__ __forceinline__ void copy_async(real *dst, const real *src, bool have)
+{
+#if defined(__CUDA_ARCH__)
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src),
+                 "n"((int)sizeof(real)), "r"(have ? (int)sizeof(real) : 0)
+                 : "memory");
+#elif defined(TT_CUDA_EMULATED)
+    emu::copy_async(dst, src, sizeof(real), have ? sizeof(real) : 0);
+#else /* nvcc's host pass, which never runs device code */
+    (void)dst, (void)src, (void)have;
+#endif
+}
+
+static __device__ __forceinline__ void copies_commit(void)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#elif defined(TT_CUDA_EMULATED)
+    emu::copy_commit();
+#endif
+}
+
+template <int N> static __device__ __forceinline__ void copies_wait(void)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#elif defined(TT_CUDA_EMULATED)
+    emu::copy_wait(N);
+#endif
+}
+
+/* load_tile's element map without keep or transpose, through copy_async: dst[r ldt + c] =
+ * src[r lds + c] for r < NR, c < NC, zeros past nr, nc; nothing lands before copies_wait */
+template <int NR, int NC>
+static __device__ __forceinline__ void copy_tile(real *dst, int ldt, const real *src, int64_t lds,
+                                                 int nr, int nc)
+{
+    static_assert(NR * NC % THREADS == 0, "a tile is whole rounds of the block's threads");
+#pragma unroll
+    for (int u = 0; u < NR * NC / THREADS; u++) {
+        const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
+        copy_async(dst + r * ldt + c, src + (int64_t)imin(r, nr - 1) * lds + imin(c, nc - 1),
+                   r < nr && c < nc);
+    }
+}
+
+/* The keep bytes of the elements copy_tile<NR, NC> copies for this thread (clamped as its
+ * sources are), and, once they are in, load_tile's kept() applied to them in place: the
+ * dropout mask of a staged D = att keep s, its bytes loaded while the chunk is on its way. */
+template <int NR, int NC>
+static __device__ __forceinline__ void fetch_keep(uint8_t kb[NR * NC / THREADS],
+                                                  const uint8_t *keep, int64_t lds, int nr,
+                                                  int nc)
+{
+#pragma unroll
+    for (int u = 0; u < NR * NC / THREADS; u++) {
+        const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
+        kb[u] = keep[(int64_t)imin(r, nr - 1) * lds + imin(c, nc - 1)];
+    }
+}
+
+template <int NR, int NC>
+static __device__ __forceinline__ void apply_keep(real *dst, int ldt,
+                                                  const uint8_t kb[NR * NC / THREADS], real s)
+{
+#pragma unroll
+    for (int u = 0; u < NR * NC / THREADS; u++) {
+        const int e = (int)threadIdx.x + u * THREADS;
+        real *x = dst + e / NC * ldt + e % NC;
+        const real y = *x * s;
+        *x = kb[u] ? y : R(0);
+    }
+}
+
+/* copy_tile of a chunk of which D = chunk keep s is wanted (keep given: its bytes into kb, for
+ * apply_keep once the chunk is in) */
+template <int NR, int NC>
+static __device__ __forceinline__ void copy_kept_tile(real *dst, int ldt, const real *src,
+                                                      const uint8_t *keep,
+                                                      uint8_t kb[NR * NC / THREADS], int64_t lds,
+                                                      int nr, int nc)
+{
+    copy_tile<NR, NC>(dst, ldt, src, lds, nr, nc);
+    if (keep) fetch_keep<NR, NC>(kb, keep, lds, nr, nc);
+}
+
+/* Chunks 0 .. n-1 through two staging buffers, buf and buf + stride: stage(c, b) starts chunk
+ * c's copies into b, land(c, b) runs in each thread once its own copies of chunk c are in, and
+ * use(c, b) reads b after a barrier, while chunk c + 1's copies are on their way. One barrier
+ * a chunk: it also tells stage(c + 1) that use(c - 1), the other buffer's readers, is done. */
+template <class Stage, class Land, class Use>
+static __device__ __forceinline__ void pipeline(int n, real *buf, int stride, Stage stage,
+                                                Land land, Use use)
+{
+    __syncthreads(); /* what read the buffers before (another product) is done */
+    if (n > 0) stage(0, buf);
+    copies_commit();
+    for (int c = 0; c < n; c++) {
+        real *b = buf + (c & 1) * stride;
+        copies_wait<0>();
+        land(c, b);
+        __syncthreads();
+        if (c + 1 < n) stage(c + 1, buf + ((c + 1) & 1) * stride);
+        copies_commit();
+        use(c, b);
+    }
+}
+
 /* Dropout on row i of head bh, whose P is in row: keep[j] = Philox keep bit, row[j] = P keep s.
  * A lane takes whole Philox blocks (4 consecutive elements): each block is computed once. */
 static __device__ inline void drop_row(real *row, uint8_t *krow, tt_rng at, uint32_t thr, real s,

@@ -2,8 +2,9 @@
  * (float32 builds; wmma, TF32 m16n16k8): the same blocks of 32 rows of one head, the same
  * row passes (attention.cuh: softmax and dropout, dS), the same scratch; only Q K^T, P V,
  * dO V^T, dS K, dS^T Q and D^T dO change. A block's output tile is 32 x 64, one 16 x 16
- * fragment per warp, its chunks staged in shared memory at leading dimensions that make the
- * fragment loads miss no bank. passes 1 rounds both operands to TF32 (matmul_precision
+ * fragment per warp, its chunks copied to shared memory by cp.async while the chunk before is
+ * multiplied (attention.cuh's pipeline), at leading dimensions that make the fragment loads
+ * miss no bank. passes 1 rounds both operands to TF32 (matmul_precision
  * "high"); passes 3 splits each float32 x into hi = tf32(x) and lo = tf32(x - hi) and adds
  * lo*hi + hi*lo + hi*hi, about float32's accuracy. Fixed order everywhere, no atomics. */
 #include "tensor/cuda/attention.cuh"
@@ -21,10 +22,13 @@ namespace wm = nvcuda::wmma;
 #define LD_N (CT + 8)   /* (KC, CT) chunks of V, K, Q, dO read along the keys or queries */
 #define LD_W (ROWS + 8) /* (KC, ROWS) chunks of dS or D, read transposed */
 #define LD_OUT (CT + 4) /* (ROWS, CT) staging of an output tile */
-/* the largest staging: a (KC, ROWS) and a (KC, CT) chunk; (ROWS + CT, LD_K) and the output's
- * staging are smaller. A multiple of 8, so what follows stays 32-byte aligned. */
+/* One of a kernel's two staging buffers (attention.cuh's pipeline): the largest chunk, a
+ * (KC, ROWS) and a (KC, CT); (ROWS + CT, LD_K) is smaller. After them, the output tile's
+ * stage, OUT_TILE (store_out), then the score rows. Multiples of 8, so that each stays
+ * 32-byte aligned, as wmma's loads and stores need. */
 #define TC_TILE (KC * LD_W + KC * LD_N)
-static_assert((ROWS + CT) * LD_K <= TC_TILE && ROWS * LD_OUT <= TC_TILE && TC_TILE % 8 == 0,
+#define OUT_TILE (ROWS * LD_OUT)
+static_assert((ROWS + CT) * LD_K <= TC_TILE && TC_TILE % 8 == 0 && OUT_TILE % 8 == 0,
               "attention_tc: the staging area");
 
 typedef wm::fragment<wm::accumulator, 16, 16, 8, float> acc_t;
@@ -38,10 +42,13 @@ TT_HD static inline int rows_ld(int T)
     return round_up(T, CT) + 4;
 }
 
+/* dynamic shared memory: the forward and dq kernels', and dkv's (without score rows) */
 static size_t rows_smem(int T)
 {
-    return (TC_TILE + (size_t)ROWS * rows_ld(T)) * sizeof(float);
+    return (2 * TC_TILE + OUT_TILE + (size_t)ROWS * rows_ld(T)) * sizeof(float);
 }
+
+static const size_t dkv_smem = (2 * TC_TILE + OUT_TILE) * sizeof(float);
 
 /* this warp's 16 x 16 fragment of the block's (ROWS, CT) output tile */
 static __device__ __forceinline__ int warp_row(void)
@@ -94,75 +101,6 @@ static __device__ __forceinline__ void mma8(acc_t &c, const float *a, unsigned l
     wm::mma_sync(c, ah, bh, c);
 }
 
-/* c = A B^T over HS for ROWS rows of A from row i0 and CT rows of B from row j0: A, B (T, HS)
- * head blocks of row strides lda, ldb (Q K^T, dO V^T) */
-template <int PASSES>
-static __device__ __forceinline__ void rows_times_rows(acc_t &c, float *tiles, const float *A,
-                                                       int lda, const float *B, int ldb, int i0,
-                                                       int j0, int T, int HS)
-{
-    float *As = tiles, *Bs = tiles + ROWS * LD_K;
-    const int wr = warp_row(), wc = warp_col();
-    wm::fill_fragment(c, 0.0f);
-    for (int d0 = 0; d0 < HS; d0 += KC) {
-        __syncthreads(); /* the chunks' last readers are done */
-        load_tile<ROWS, KC>(As, LD_K, A + (int64_t)i0 * lda + d0, NULL, 1, lda, T - i0, HS - d0);
-        load_tile<CT, KC>(Bs, LD_K, B + (int64_t)j0 * ldb + d0, NULL, 1, ldb, T - j0, HS - d0);
-        __syncthreads();
-        const int kn = round_up(imin(KC, HS - d0), 8);
-        for (int kk = 0; kk < kn; kk += 8)
-            mma8<PASSES, wm::row_major, wm::col_major>(c, As + wr * LD_K + kk, LD_K,
-                                                       Bs + wc * LD_K + kk, LD_K);
-    }
-}
-
-/* c = W M over keys [0, kend) for columns d0 .. d0+CT-1: W this block's (ROWS, T) rows in shared
- * memory (row stride lds; finite, zeros past the keys, up to kend rounded up to 8), M (T, HS) a
- * head block of row stride ldm (D V, dS K) */
-template <int PASSES>
-static __device__ __forceinline__ void smem_rows_times(acc_t &c, float *tiles, const float *W,
-                                                       int lds, const float *M, int ldm, int d0,
-                                                       int kend, int HS)
-{
-    const int wr = warp_row(), wc = warp_col();
-    wm::fill_fragment(c, 0.0f);
-    for (int j0 = 0; j0 < kend; j0 += KC) {
-        __syncthreads();
-        load_tile<KC, CT>(tiles, LD_N, M + (int64_t)j0 * ldm + d0, NULL, 1, ldm, kend - j0,
-                          HS - d0);
-        __syncthreads();
-        const int kn = round_up(imin(KC, kend - j0), 8);
-        for (int kk = 0; kk < kn; kk += 8)
-            mma8<PASSES, wm::row_major, wm::row_major>(c, W + wr * lds + j0 + kk, lds,
-                                                       tiles + kk * LD_N + wc, LD_N);
-    }
-}
-
-/* c = W^T M over rows i in [i_lo, T) for ROWS columns of W from j0 and columns d0..d0+CT-1 of
- * M: W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T, HS) a
- * head block of row stride ldm (dS^T Q, D^T dO). W's chunk is staged as it lies and read as a
- * col-major A: no transpose. */
-template <int PASSES>
-static __device__ __forceinline__ void cols_times(acc_t &c, float *tiles, const float *W,
-                                                  const uint8_t *keep, float s, const float *M,
-                                                  int ldm, int j0, int i_lo, int d0, int T, int HS)
-{
-    float *Ws = tiles, *Ms = tiles + KC * LD_W;
-    const int wr = warp_row(), wc = warp_col();
-    wm::fill_fragment(c, 0.0f);
-    for (int t0 = i_lo; t0 < T; t0 += KC) {
-        const int64_t w0 = (int64_t)t0 * T + j0;
-        __syncthreads();
-        load_tile<KC, ROWS>(Ws, LD_W, W + w0, keep ? keep + w0 : NULL, s, T, T - t0, T - j0);
-        load_tile<KC, CT>(Ms, LD_N, M + (int64_t)t0 * ldm + d0, NULL, 1, ldm, T - t0, HS - d0);
-        __syncthreads();
-        const int kn = round_up(imin(KC, T - t0), 8);
-        for (int kk = 0; kk < kn; kk += 8)
-            mma8<PASSES, wm::col_major, wm::row_major>(c, Ws + kk * LD_W + wr, LD_W,
-                                                       Ms + kk * LD_N + wc, LD_N);
-    }
-}
-
 /* c times alpha into the score rows S (row stride lds) at column j0 */
 static __device__ __forceinline__ void store_rows(float *S, int lds, acc_t &c, float alpha, int j0)
 {
@@ -173,12 +111,13 @@ static __device__ __forceinline__ void store_rows(float *S, int lds, acc_t &c, f
                           wm::mem_row_major);
 }
 
-/* dst[r ldd + col] = alpha c (add: +=) for r < nr, col < nc of the block's tile, through the
- * staging area (a fragment's element-to-lane map is opaque); coalesced stores */
+/* dst[r ldd + col] = alpha c (add: +=) for r < nr, col < nc of the block's tile, through
+ * stage (ROWS, LD_OUT), apart from the pipeline's buffers, whose next chunk may be on its way
+ * (a fragment's element-to-lane map is opaque); coalesced stores */
 static __device__ __forceinline__ void store_out(float *dst, int64_t ldd, acc_t &c, float *stage,
                                                  float alpha, bool add, int nr, int nc)
 {
-    __syncthreads(); /* the chunks' last readers are done */
+    __syncthreads(); /* the stage's last readers are done */
     wm::store_matrix_sync(stage + warp_row() * LD_OUT + warp_col(), c, LD_OUT, wm::mem_row_major);
     __syncthreads();
     for (int e = (int)threadIdx.x; e < ROWS * CT; e += THREADS) {
@@ -187,6 +126,107 @@ static __device__ __forceinline__ void store_out(float *dst, int64_t ldd, acc_t 
         float x = alpha * stage[r * LD_OUT + col];
         dst[r * ldd + col] = add ? dst[r * ldd + col] + x : x;
     }
+}
+
+/* the land of a pipeline whose chunks are used as they come */
+struct land_nothing {
+    __device__ void operator()(int, float *) const {}
+};
+
+/* S[r lds + j] = alpha (A B^T)[i0 + r, j] for ROWS rows and key tiles below kend: A, B (T, HS)
+ * head blocks of row strides lda, ldb (Q K^T, dO V^T); chunk c is key tile c / nd, head columns
+ * KC (c % nd) onwards, staged as (rows, KC) at LD_K */
+template <int PASSES>
+static __device__ void scores(float *S, int lds, float alpha, float *tiles, const float *A,
+                              int lda, const float *B, int ldb, int i0, int kend, int T, int HS)
+{
+    const int nd = (HS + KC - 1) / KC, n = (kend + CT - 1) / CT * nd;
+    const int wr = warp_row(), wc = warp_col();
+    acc_t acc;
+    pipeline(
+        n, tiles, TC_TILE,
+        [&](int c, float *b) {
+            const int j0 = c / nd * CT, d0 = c % nd * KC;
+            copy_tile<ROWS, KC>(b, LD_K, A + (int64_t)i0 * lda + d0, lda, T - i0, HS - d0);
+            copy_tile<CT, KC>(b + ROWS * LD_K, LD_K, B + (int64_t)j0 * ldb + d0, ldb, T - j0,
+                              HS - d0);
+        },
+        land_nothing(),
+        [&](int c, float *b) {
+            const int j0 = c / nd * CT, d0 = c % nd * KC, kn = round_up(imin(KC, HS - d0), 8);
+            if (d0 == 0) wm::fill_fragment(acc, 0.0f);
+            for (int kk = 0; kk < kn; kk += 8) /* zeros past HS */
+                mma8<PASSES, wm::row_major, wm::col_major>(acc, b + wr * LD_K + kk, LD_K,
+                                                           b + (ROWS + wc) * LD_K + kk, LD_K);
+            if (d0 + KC >= HS) store_rows(S, lds, acc, alpha, j0);
+        });
+}
+
+/* dst = alpha W M (add: +=) for rows r < nr: W the block's score rows (row stride lds; finite,
+ * zeros past the keys, up to kend rounded up to 8), M (T, HS) a head block of row stride ldm
+ * (P V, dS K); chunk c is head columns CT (c / nk) onwards over keys KC (c % nk) onwards,
+ * staged (KC, CT) at LD_N; out the output tile's stage */
+template <int PASSES>
+static __device__ void rows_times(float *dst, int64_t ldd, float alpha, bool add, int nr,
+                                  float *tiles, float *out, const float *W, int lds,
+                                  const float *M, int ldm, int kend, int HS)
+{
+    const int nk = (kend + KC - 1) / KC, n = (HS + CT - 1) / CT * nk;
+    const int wr = warp_row(), wc = warp_col();
+    acc_t acc;
+    pipeline(
+        n, tiles, TC_TILE,
+        [&](int c, float *b) {
+            const int d0 = c / nk * CT, j0 = c % nk * KC;
+            copy_tile<KC, CT>(b, LD_N, M + (int64_t)j0 * ldm + d0, ldm, kend - j0, HS - d0);
+        },
+        land_nothing(),
+        [&](int c, float *b) {
+            const int d0 = c / nk * CT, j0 = c % nk * KC, kn = round_up(imin(KC, kend - j0), 8);
+            if (j0 == 0) wm::fill_fragment(acc, 0.0f);
+            for (int kk = 0; kk < kn; kk += 8)
+                mma8<PASSES, wm::row_major, wm::row_major>(acc, W + wr * lds + j0 + kk, lds,
+                                                           b + kk * LD_N + wc, LD_N);
+            if (j0 + KC >= kend) store_out(dst + d0, ldd, acc, out, alpha, add, nr, HS - d0);
+        });
+}
+
+/* dst += alpha W^T M for ROWS columns of W from j0 (dst's rows r < nr), summed over rows i in
+ * [i_lo, T): W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T,
+ * HS) a head block of row stride ldm (dS^T Q, D^T dO); chunk c is head columns CT (c / nt)
+ * onwards over rows i_lo + KC (c % nt) onwards. W's chunk is staged (KC, ROWS) as it lies and
+ * read as a col-major A: no transpose; the keep bytes of the chunk on its way wait in kb. */
+template <int PASSES>
+static __device__ void cols_times(float *dst, int64_t ldd, float alpha, int nr, float *tiles,
+                                  float *out, const float *W, const uint8_t *keep, float s,
+                                  const float *M, int ldm, int j0, int i_lo, int T, int HS)
+{
+    const int nt = (T - i_lo + KC - 1) / KC, n = (HS + CT - 1) / CT * nt;
+    const int wr = warp_row(), wc = warp_col();
+    acc_t acc;
+    uint8_t kb[KC * ROWS / THREADS];
+    pipeline(
+        n, tiles, TC_TILE,
+        [&](int c, float *b) {
+            const int d0 = c / nt * CT, t0 = i_lo + c % nt * KC;
+            const int64_t w0 = (int64_t)t0 * T + j0;
+            copy_kept_tile<KC, ROWS>(b, LD_W, W + w0, keep ? keep + w0 : NULL, kb, T, T - t0,
+                                     T - j0);
+            copy_tile<KC, CT>(b + KC * LD_W, LD_N, M + (int64_t)t0 * ldm + d0, ldm, T - t0,
+                              HS - d0);
+        },
+        [&](int, float *b) {
+            if (keep) apply_keep<KC, ROWS>(b, LD_W, kb, s);
+        },
+        [&](int c, float *b) {
+            const int d0 = c / nt * CT, t = c % nt * KC, t0 = i_lo + t;
+            const int kn = round_up(imin(KC, T - t0), 8);
+            if (t == 0) wm::fill_fragment(acc, 0.0f);
+            for (int kk = 0; kk < kn; kk += 8)
+                mma8<PASSES, wm::col_major, wm::row_major>(acc, b + kk * LD_W + wr, LD_W,
+                                                           b + KC * LD_W + kk * LD_N + wc, LD_N);
+            if (t0 + KC >= T) store_out(dst + d0, ldd, acc, out, alpha, true, nr, HS - d0);
+        });
 }
 
 /* forward_kernel of attention.cu on tensor cores; dynamic shared memory rows_smem(T) */
@@ -199,24 +239,17 @@ static __global__ void __launch_bounds__(THREADS, 2)
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(128) unsigned char smem_tc[];
     const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = rows_ld(T);
-    float *tiles = (float *)smem_tc, *S = tiles + TC_TILE;
+    float *tiles = (float *)smem_tc, *stage = tiles + 2 * TC_TILE, *S = stage + OUT_TILE;
     const int64_t bh = head_index(a);
     q += head_at(a, a.ldq);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
-    out += head_at(a, a.ldo) + (int64_t)i0 * a.ldo;
-    acc_t c;
-    for (int j0 = 0; j0 < kend; j0 += CT) {
-        rows_times_rows<PASSES>(c, tiles, q, a.ldq, k, a.ldk, i0, j0, T, HS);
-        store_rows(S, lds, c, a.scale, j0);
-    }
+    scores<PASSES>(S, lds, a.scale, tiles, q, a.ldq, k, a.ldk, i0, kend, T, HS);
     __syncthreads(); /* a fragment spans the rows of four warps' row passes */
     softmax_rows(S, lds, round_up(T, 8), att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL,
                  a.causal, at, thr, s, bh, T, i0, kend);
-    for (int d0 = 0; d0 < HS; d0 += CT) {
-        smem_rows_times<PASSES>(c, tiles, S, lds, v, a.ldv, d0, kend, HS);
-        store_out(out + d0, a.ldo, c, tiles, 1, false, T - i0, HS - d0);
-    }
+    rows_times<PASSES>(out + head_at(a, a.ldo) + (int64_t)i0 * a.ldo, a.ldo, 1, false, T - i0,
+                       tiles, stage, S, lds, v, a.ldv, kend, HS);
 }
 
 /* dq_kernel of attention.cu on tensor cores */
@@ -227,52 +260,39 @@ static __global__ void __launch_bounds__(THREADS, 2)
 {
     extern __shared__ __align__(128) unsigned char smem_tc[];
     const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = rows_ld(T);
-    float *tiles = (float *)smem_tc, *S = tiles + TC_TILE;
+    float *tiles = (float *)smem_tc, *stage = tiles + 2 * TC_TILE, *S = stage + OUT_TILE;
     const int64_t bh = head_index(a);
     dout += head_at(a, a.ldo);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
-    acc_t c;
-    for (int j0 = 0; j0 < kend; j0 += CT) {
-        rows_times_rows<PASSES>(c, tiles, dout, a.ldo, v, a.ldv, i0, j0, T, HS);
-        store_rows(S, lds, c, 1, j0);
-    }
+    scores<PASSES>(S, lds, 1, tiles, dout, a.ldo, v, a.ldv, i0, kend, T, HS);
     __syncthreads();
     ds_rows(S, lds, round_up(T, 8), ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return; /* the same for the whole block */
-    dq += head_at(a, a.ldq) + (int64_t)i0 * a.ldq;
-    for (int d0 = 0; d0 < HS; d0 += CT) {
-        smem_rows_times<PASSES>(c, tiles, S, lds, k, a.ldk, d0, kend, HS);
-        store_out(dq + d0, a.ldq, c, tiles, a.scale, true, T - i0, HS - d0);
-    }
+    rows_times<PASSES>(dq + head_at(a, a.ldq) + (int64_t)i0 * a.ldq, a.ldq, a.scale, true, T - i0,
+                       tiles, stage, S, lds, k, a.ldk, kend, HS);
 }
 
-/* dkv_kernel of attention.cu on tensor cores */
+/* dkv_kernel of attention.cu on tensor cores; dynamic shared memory dkv_smem */
 template <int PASSES>
 static __global__ void __launch_bounds__(THREADS, 2)
     dkv_kernel(float *dk, float *dv, const float *ds, const float *dout, const float *att,
                const uint8_t *keep, const float *q, tt_attn_desc a, float s)
 {
-    __shared__ __align__(128) float tiles[TC_TILE];
+    extern __shared__ __align__(128) unsigned char smem_tc[];
+    float *tiles = (float *)smem_tc, *stage = tiles + 2 * TC_TILE;
     const int T = a.T, HS = a.HS, j0 = row0();
     const int64_t bhTT = head_index(a) * T * T;
     const int i_lo = a.causal ? j0 : 0;
     q += head_at(a, a.ldq);
     dout += head_at(a, a.ldo);
-    if (dk) dk += head_at(a, a.ldk) + (int64_t)j0 * a.ldk; /* this block's key rows */
-    if (dv) dv += head_at(a, a.ldv) + (int64_t)j0 * a.ldv;
-    acc_t c;
-    for (int d0 = 0; d0 < HS; d0 += CT) {
-        if (dk) {
-            cols_times<PASSES>(c, tiles, ds + bhTT, NULL, 1, q, a.ldq, j0, i_lo, d0, T, HS);
-            store_out(dk + d0, a.ldk, c, tiles, a.scale, true, T - j0, HS - d0);
-        }
-        if (dv) {
-            cols_times<PASSES>(c, tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0,
-                               i_lo, d0, T, HS);
-            store_out(dv + d0, a.ldv, c, tiles, 1, true, T - j0, HS - d0);
-        }
-    }
+    if (dk) /* this block's key rows */
+        cols_times<PASSES>(dk + head_at(a, a.ldk) + (int64_t)j0 * a.ldk, a.ldk, a.scale, T - j0,
+                           tiles, stage, ds + bhTT, NULL, 1, q, a.ldq, j0, i_lo, T, HS);
+    if (dv)
+        cols_times<PASSES>(dv + head_at(a, a.ldv) + (int64_t)j0 * a.ldv, a.ldv, 1, T - j0, tiles,
+                           stage, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0, i_lo,
+                           T, HS);
 }
 
 template <int PASSES>
@@ -293,7 +313,7 @@ static void backward(float *dq, float *dk, float *dv, float *ds, const float *do
                      const float *att, const uint8_t *keep, const float *q, const float *k,
                      const float *v, const tt_attn_desc *a, float s)
 {
-    static size_t allowed;
+    static size_t allowed, allowed_dkv;
     cudaStream_t st = (cudaStream_t)tt_cuda_stream();
     if (dq || dk) {
         allow_smem((const void *)dq_kernel<PASSES>, &allowed, rows_smem(a->T), a->T);
@@ -302,7 +322,9 @@ static void backward(float *dq, float *dk, float *dv, float *ds, const float *do
         TT_CUDA_CHECK(cudaGetLastError());
     }
     if (dk || dv) {
-        dkv_kernel<PASSES><<<grid_of(a), THREADS, 0, st>>>(dk, dv, ds, dout, att, keep, q, *a, s);
+        allow_smem((const void *)dkv_kernel<PASSES>, &allowed_dkv, dkv_smem, a->T);
+        dkv_kernel<PASSES>
+            <<<grid_of(a), THREADS, dkv_smem, st>>>(dk, dv, ds, dout, att, keep, q, *a, s);
         TT_CUDA_CHECK(cudaGetLastError());
     }
 }

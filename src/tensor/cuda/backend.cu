@@ -365,24 +365,24 @@ static int cuda_get_threads(void) { return 1; }
 
 /* The fused attention's arithmetic, the same at both matmul precisions: the wide float cores,
  * the fastest in base's whole step at both on an H100 (2026-11-25; elsewhere within half a
- * microsecond of the best, bench/RESULTS.md). TT_CUDA_ATTN in the environment (float, wide,
- * 3xtf32 or tf32: cuda.h's four) overrides it, for comparing them in a whole step
+ * microsecond of the best, bench/RESULTS.md). TT_CUDA_ATTN in the environment (wide,
+ * pipelined, 3xtf32 or tf32: cuda.h's four) overrides it, for comparing them in a whole step
  * (bench/gpu_bench.sh); another value is ignored with a warning. */
 static tt_cuda_attn_math attention_math(void)
 {
     static const struct {
         const char *name;
         tt_cuda_attn_math math;
-    } names[] = {{"float", TT_CUDA_ATTN_FLOAT},
-                 {"wide", TT_CUDA_ATTN_WIDE},
+    } names[] = {{"wide", TT_CUDA_ATTN_WIDE},
+                 {"pipelined", TT_CUDA_ATTN_PIPE},
                  {"3xtf32", TT_CUDA_ATTN_TF32X3},
                  {"tf32", TT_CUDA_ATTN_TF32}};
     const char *e = getenv("TT_CUDA_ATTN");
     if (e && *e) {
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
             if (!strcmp(e, names[k].name)) return names[k].math;
-        fprintf(stderr, "warning: TT_CUDA_ATTN=%s is not float, wide, 3xtf32 or tf32; ignored\n",
-                e);
+        fprintf(stderr,
+                "warning: TT_CUDA_ATTN=%s is not wide, pipelined, 3xtf32 or tf32; ignored\n", e);
     }
     return TT_CUDA_ATTN_WIDE;
 }

@@ -132,13 +132,14 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
                                 const uint8_t *keep, const real *q, const real *k, const real *v,
                                 const tt_attn_desc *a, real *scratch);
 /* The attention kernels' arithmetic for the products Q K^T, P V and their gradients: the
- * float cores (float32 or float64 FMAs, float64's only kind) in the narrow or the wide tiling
- * (attention.cu; backend.cu's set_matmul_precision picks the wide one at both precisions);
- * three TF32 tensor-core products of float32 split in a high and a low TF32 part (about
- * float32's accuracy); or one TF32 product. The softmax, masks and dropout are the same in
- * all four. Tests, bench_attention and TT_CUDA_ATTN choose one; it holds until changed. */
+ * float cores (float32 or float64 FMAs, float64's only kind), their operands staged by the
+ * threads (WIDE; backend.cu's set_matmul_precision picks it at both precisions) or by cp.async
+ * while the previous chunk is multiplied (PIPE; attention.cu); three TF32 tensor-core products
+ * of float32 split in a high and a low TF32 part (about float32's accuracy); or one TF32
+ * product. The softmax, masks and dropout are the same in all four. Tests, bench_attention
+ * and TT_CUDA_ATTN choose one; it holds until changed. */
 typedef enum {
-    TT_CUDA_ATTN_FLOAT,
+    TT_CUDA_ATTN_PIPE,
     TT_CUDA_ATTN_TF32X3,
     TT_CUDA_ATTN_TF32,
     TT_CUDA_ATTN_WIDE

@@ -15,6 +15,8 @@
  * thing, not that it is fast or free of races. Only the subset the backend uses is here. */
 #ifndef TT_CUDA_EMU_RUNTIME_H
 #define TT_CUDA_EMU_RUNTIME_H
+/* for the few device functions that take another path here (cp.async: attention.cuh) */
+#define TT_CUDA_EMULATED 1
 
 #include <math.h>
 #include <stddef.h>
@@ -94,6 +96,18 @@ static inline unsigned __ballot_sync(unsigned mask, int pred)
 {
     return (unsigned)emu::warp_exchange(mask, emu::BALLOT, pred != 0, 0);
 }
+
+namespace emu {
+/* cp.async as attention.cuh issues it: n bytes (4, 8 or 16, both addresses aligned to n) from
+ * src to dst, the first `have` of them copied and the rest zeros; copy_commit closes this
+ * thread's group of copies, copy_wait(k) makes all but its newest k groups land. A copy lands
+ * at the wait in even blocks and at once in odd ones (those that run their threads last to
+ * first), so that a read before the wait and a copy over bytes that another thread has yet to
+ * read both give wrong results; a thread that returns with copies not waited for stops the run. */
+void copy_async(void *dst, const void *src, size_t n, size_t have);
+void copy_commit(void);
+void copy_wait(int k);
+} // namespace emu
 
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 static inline float __fmul_rn(float a, float b) { return a * b; }
