@@ -27,12 +27,19 @@
 #                either one SKIP when the tool refuses the GPU ("Device not supported", as on
 #                a gVisor machine)
 #     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores
-#                narrow and wide, 3xTF32, TF32) forward and backward on the bench rows'
-#                shapes, the forward against cuBLAS + softmax at matmul precision highest and
-#                high (under a minute); its table in the summary; a missed target does not
-#                fail the step. Then "attention in the step": bench/attention_steps.sh, base's
-#                whole step with each arithmetic (TT_CUDA_ATTN) at both precisions, the
-#                fastest named (about a minute), its table in the summary
+#                staged by the threads or by cp.async, 3xTF32, TF32) forward and backward on
+#                the bench rows' shapes, the forward against cuBLAS + softmax at matmul
+#                precision highest and high (under a minute); its table in the summary; a
+#                missed target does not fail the step. Then "attention in the step":
+#                bench/attention_steps.sh, base's whole step with each arithmetic
+#                (TT_CUDA_ATTN) at both precisions, the fastest named (about a minute), its
+#                table in the summary
+#     attention-ncu  ncu over the fused attention kernels of bench_step base's first step
+#                (12 forward launches, 3 each of dq and dkv), once per arithmetic (TT_CUDA_ATTN
+#                wide, pipelined, 3xtf32, tf32): time, SM and memory throughput, occupancy,
+#                issue slots, shared-memory wavefronts and bank conflicts, the largest stall
+#                reasons (bench/ncu_attention.py), in attention_ncu.txt and the summary: what
+#                holds them back, for the next change to them. SKIP as profile
 #     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
@@ -79,12 +86,13 @@
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build cuda train \
 #        dump memcheck racecheck attention     (correctness first: 8 files exactly)
 #   2. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build bench
-#   3. source .device/env.sh && GPU_CHECK_BUDGET=300 scripts/gpu_check.sh build profile suites
+#   3. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build attention-ncu \
+#        suites profile      (attention-ncu untried on a GPU yet: its four runs take 150 s at most)
 # Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda train dump memcheck racecheck attention suites bench profile)
+ALL_STEPS=(build cuda train dump memcheck racecheck attention attention-ncu suites bench profile)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -468,6 +476,33 @@ if wanted attention; then
                  END { if (n) for (i = n; i <= NR; i++) if (line[i] !~ /^\+ /) print line[i] }' \
                 "$log" | tee -a "$SUMMARY"
         fi
+    fi
+fi
+
+if wanted attention-ncu; then
+    log=$LOGS/attention_ncu.log
+    : >"$log"
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    if [ "$gpu" != 1 ] || [ "$EMU" = 1 ]; then
+        record attention-ncu SKIP 0 "$log ($([ "$EMU" = 1 ] && echo 'emulated GPU' ||
+            ([ "$CUDA" = 1 ] && echo 'no GPU' || echo 'dry run')))"
+    elif [ ! -x "$ncu" ]; then
+        record attention-ncu SKIP 0 "$log (ncu not found)"
+    elif built "$BIN/bench_step" attention-ncu "$log"; then
+        : >"$LOGS/attention_ncu.txt"
+        metrics=$(python3 bench/ncu_attention.py --metrics)
+        for m in wide pipelined 3xtf32 tf32; do
+            # the first step: its 12 forward launches, then the backward of the last 3 layers
+            TT_CUDA_ATTN=$m step "attention-ncu $m" "$log" 150 "$ncu" --clock-control none \
+                --csv --page raw --metrics "$metrics" --print-units base \
+                --kernel-name "regex:(^|[ :])(forward|dq|dkv)_kernel" --launch-count 18 \
+                --log-file "$TMP/ncu_att_$m.csv" "$BIN/bench_step" --config base \
+                --set device=cuda --warmup 1 --steps 1 || true
+            [ -f "$TMP/ncu_att_$m.csv" ] &&
+                python3 bench/ncu_attention.py "$TMP/ncu_att_$m.csv" --title "base, $m" \
+                    >>"$LOGS/attention_ncu.txt" 2>&1 && echo >>"$LOGS/attention_ncu.txt"
+        done
+        tee -a "$SUMMARY" <"$LOGS/attention_ncu.txt"
     fi
 fi
 
