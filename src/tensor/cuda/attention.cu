@@ -168,14 +168,11 @@ static __device__ __forceinline__ void stage_tile(real *dst, int ldt, const real
     else load_tile<NR, NC>(dst, ldt, src, NULL, R(1), lds, nr, nc);
 }
 
-/* the land of a pipeline whose chunks are used as they come */
-struct land_nothing {
-    __device__ void operator()(int, real *) const {}
-};
-
 /* S[r lds + j] = alpha (A B^T)[i0 + r, j] for ROWS rows and keys j < kend: A, B (T, HS) head
  * blocks of row strides lda, ldb (Q K^T, dO V^T); chunk c is key tile c / nd, head columns
- * WKC (c % nd) onwards */
+ * WKC (c % nd) onwards. With one chunk of head columns (nd 1, HS <= WKC) A's chunk is the same
+ * for every key tile: ASYNC stages it in each buffer once, by chunks 0 and 1 (the threads'
+ * staging does it every time: skipping it cost forward_kernel a spill, ptxas sm_90). */
 template <bool ASYNC>
 static __device__ void scores(real *S, int lds, real alpha, real *tiles, const real *A, int lda,
                               const real *B, int ldb, int i0, int kend, int T, int HS)
@@ -186,8 +183,9 @@ static __device__ void scores(real *S, int lds, real alpha, real *tiles, const r
         n, tiles, STAGE_REALS,
         [&](int c, real *b) {
             const int j0 = c / nd * CT, d0 = c % nd * WKC;
-            stage_tile<ASYNC, ROWS, WKC>(b, WLD, A + (int64_t)i0 * lda + d0, lda, T - i0,
-                                         HS - d0);
+            if (!ASYNC || nd > 1 || c < 2)
+                stage_tile<ASYNC, ROWS, WKC>(b, WLD, A + (int64_t)i0 * lda + d0, lda, T - i0,
+                                             HS - d0);
             stage_tile<ASYNC, CT, WKC>(b + ROWS * WLD, WLD, B + (int64_t)j0 * ldb + d0, ldb,
                                        T - j0, HS - d0);
         },

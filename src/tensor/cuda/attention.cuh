@@ -207,6 +207,11 @@ static __device__ __forceinline__ void copy_kept_tile(real *dst, int ldt, const 
     if (keep) fetch_keep<NR, NC>(kb, keep, lds, nr, nc);
 }
 
+/* the land of a pipeline whose chunks are used as they come */
+struct land_nothing {
+    __device__ void operator()(int, real *) const {}
+};
+
 /* Chunks 0 .. n-1 through two staging buffers, buf and buf + stride: stage(c, b) starts chunk
  * c's copies into b, land(c, b) runs in each thread once its own copies of chunk c are in, and
  * use(c, b) reads b after a barrier, while chunk c + 1's copies are on their way. One barrier

@@ -128,11 +128,6 @@ static __device__ __forceinline__ void store_out(float *dst, int64_t ldd, acc_t 
     }
 }
 
-/* the land of a pipeline whose chunks are used as they come */
-struct land_nothing {
-    __device__ void operator()(int, float *) const {}
-};
-
 /* S[r lds + j] = alpha (A B^T)[i0 + r, j] for ROWS rows and key tiles below kend: A, B (T, HS)
  * head blocks of row strides lda, ldb (Q K^T, dO V^T); chunk c is key tile c / nd, head columns
  * KC (c % nd) onwards, staged as (rows, KC) at LD_K */
