@@ -418,10 +418,11 @@ SLOT(ATTN_BWD, "attention_backward", real *g[3];
 
 static const int64_t FLAT_N[] = {1, 7, 33, 1001, 4099, 100003};
 enum { NFLAT = sizeof FLAT_N / sizeof FLAT_N[0] };
+/* (N, C); 1037 rows: more than the column sums' rounds of 4 x 128 rows (common.cuh) */
 static const struct {
     int64_t N;
     int C;
-} ROWS[] = {{1, 1}, {3, 1}, {1, 7}, {5, 33}, {17, 257}, {64, 1000}, {3, 4099}};
+} ROWS[] = {{1, 1}, {3, 1}, {1, 7}, {5, 33}, {17, 257}, {64, 1000}, {3, 4099}, {1037, 19}};
 enum { NROWS = sizeof ROWS / sizeof ROWS[0] };
 
 /* Dropout cursors: 0 a fresh stream; 1 past draws of 7 and 1001 elements (Philox block 253);
@@ -515,6 +516,11 @@ START_TEST(test_rows)
         }
         kc_free(&f);
     }
+    /* more elements than the grid has threads (65535 blocks of 256), so that a thread of
+     * bias_kernel takes several, its column moved by the grid's stride mod C each time */
+    kcase c = {.N = 66001, .C = 263}; /* 263 does not divide the stride, 65535 * 256 */
+    kc_new(&c, &BIAS, 0, ", past the grid's threads");
+    kc_run(&c);
 }
 END_TEST
 

@@ -51,4 +51,26 @@ static __device__ inline real warp_max(real v)
     return __shfl_sync(0xffffffffu, v, 0);
 }
 
+/* Column sums (bias and LayerNorm gradients): a block of COL_W x COL_H threads per COL_W
+ * columns, thread (x, y) summing rows y, y + COL_H, ... of its column in order, then the
+ * block's COL_H partial sums of each column added in col_tree's fixed tree: the same bits on
+ * every run. COL_W = 8 columns are a 32-byte sector of a row (a warp reads 4 rows' sectors,
+ * none wasted), so that even C = 768 gives 96 blocks; at 32 columns it gave 24, which left
+ * most of an H100's 132 SMs idle. A block of 1024 threads launches only at 64 registers a
+ * thread or fewer: __launch_bounds__(COL_W * COL_H) holds nvcc to that. */
+#define COL_W 8
+#define COL_H 128
+
+/* part[y][x] (COL_H, COL_W) summed over y into part[0][x], in a fixed tree; every thread of
+ * the block calls it */
+static __device__ inline void col_tree(real (*part)[COL_W])
+{
+    const int x = threadIdx.x, y = threadIdx.y;
+    __syncthreads();
+    for (int k = COL_H / 2; k > 0; k /= 2) {
+        if (y < k) part[y][x] += part[y + k][x];
+        __syncthreads();
+    }
+}
+
 #endif

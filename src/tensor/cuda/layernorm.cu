@@ -10,8 +10,6 @@
  * (C = 1), the product's rounding error times rstd instead of the CPU's exact zero. */
 #include "tensor/cuda/common.cuh"
 
-#define COL_ROWS 32 /* the column kernel's blocks: 32 columns x COL_ROWS row groups */
-
 /* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C) */
 static __global__ void layernorm_kernel(real *out, real *mean, real *rstd, const real *inp,
                                         const real *weight, const real *bias, int64_t N, int C,
@@ -72,33 +70,41 @@ static __global__ void layernorm_dx_kernel(real *dinp, const real *dout, const r
     }
 }
 
-/* dweight (C) += colsum(dout * xhat), dbias (C) += colsum(dout), either may be NULL: one block
- * per 32 columns, thread (x, y) summing rows y, y + COL_ROWS, ... of column c0 + x in order,
- * then the COL_ROWS partial sums of a column added in a fixed tree. A block of 1024 threads
- * launches only at 64 registers a thread or fewer: the launch bound holds nvcc to that. */
-static __global__ void __launch_bounds__(32 * COL_ROWS)
+/* dweight (C) += colsum(dout * xhat), dbias (C) += colsum(dout), either may be NULL
+ * (common.cuh's column sums); a thread's rows are read 4 at a time, then added in order */
+static __global__ void __launch_bounds__(COL_W * COL_H)
 layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout, const real *inp,
                       const real *mean, const real *rstd, int64_t N, int C)
 {
-    __shared__ real pw[COL_ROWS][32], pb[COL_ROWS][32];
-    const int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * 32 + tx;
+    __shared__ real pw[COL_H][COL_W], pb[COL_H][COL_W];
+    const int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * COL_W + tx;
     real sw = R(0), sb = R(0);
-    if (c < C)
-        for (int64_t r = ty; r < N; r += COL_ROWS) {
-            real dy = dout[r * C + c];
+    if (c < C) {
+        int64_t r = ty;
+        for (; r + 3 * COL_H < N; r += 4 * COL_H) {
+            real dy[4], x[4], m[4], rs[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int64_t ru = r + u * COL_H;
+                dy[u] = dout[ru * C + c], x[u] = inp[ru * C + c], m[u] = mean[ru];
+                rs[u] = rstd[ru];
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                sw += dy[u] * ((x[u] - m[u]) * rs[u]);
+                sb += dy[u];
+            }
+        }
+        for (; r < N; r += COL_H) {
+            const real dy = dout[r * C + c];
             sw += dy * ((inp[r * C + c] - mean[r]) * rstd[r]);
             sb += dy;
         }
+    }
     pw[ty][tx] = sw;
     pb[ty][tx] = sb;
-    __syncthreads();
-    for (int k = COL_ROWS / 2; k > 0; k /= 2) {
-        if (ty < k) {
-            pw[ty][tx] += pw[ty + k][tx];
-            pb[ty][tx] += pb[ty + k][tx];
-        }
-        __syncthreads();
-    }
+    col_tree(pw);
+    col_tree(pb);
     if (ty > 0 || c >= C) return;
     if (dweight) dweight[c] += pw[0][tx];
     if (dbias) dbias[c] += pb[0][tx];
@@ -115,8 +121,8 @@ void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const re
         dinp && (dweight || dbias),
         [&] {
             if (!dweight && !dbias) return;
-            layernorm_dwdb_kernel<<<(C + 31) / 32, dim3(32, COL_ROWS), 0, stream()>>>(
-                dweight, dbias, dout, inp, mean, rstd, N, C);
+            layernorm_dwdb_kernel<<<(C + COL_W - 1) / COL_W, dim3(COL_W, COL_H), 0,
+                                    stream()>>>(dweight, dbias, dout, inp, mean, rstd, N, C);
             TT_CUDA_CHECK(cudaGetLastError());
         },
         [&] {
