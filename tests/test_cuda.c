@@ -692,7 +692,8 @@ END_TEST
 /* ---- attention ----------------------------------------------------------------------------- */
 
 /* T = 1: one key per row; HS = 1: one channel per head; the larger ones span several tiles
- * (T 129: three chunks of 64 keys; HS 97: two of the head dimension, odd) */
+ * (T 129: three chunks of 64 keys, and two of ds_rows's rounds of 128 columns, the second
+ * with one; HS 97: two chunks of the head dimension, odd) */
 static const struct {
     int B, T, NH, HS;
 } ATT[] = {{2, 1, 1, 1},   {3, 5, 3, 5},   {2, 7, 1, 8},   {3, 13, 3, 8},

@@ -309,6 +309,10 @@ static __device__ inline void softmax_rows(real *S, int lds, int Tp, real *att, 
     }
 }
 
+/* DS_U: the columns of a row a lane takes at a time in ds_rows, their att and keep loads issued
+ * together (one after another, each waited for, they were a long wait a row) */
+#define DS_U 4
+
 /* This warp's RW rows of S (row stride lds) hold dD = dO V^T (keys < kend; past kend P = 0);
  * S becomes dS = P (dP - sum_j dP P), dP = dD keep s (keep NULL: dD), also written to ds when
  * given. Columns [T, Tp) and rows past the last query become zeros, as in softmax_rows. */
@@ -327,21 +331,40 @@ static __device__ inline void ds_rows(real *S, int lds, int Tp, real *ds, const 
         }
         const int64_t e0 = (bh * T + i) * T;
         const real *prow = att + e0;
-        real dot = R(0);
-        for (int j = lane; j < T; j += 32) {
-            real g = j < kend ? row[j] : R(0);
-            if (keep) {
-                real x = g * s;
-                g = keep[e0 + j] ? x : R(0);
+        real dot = R(0), p[DS_U];
+        uint8_t kb[DS_U];
+        for (int j0 = lane; j0 < T; j0 += 32 * DS_U) {
+#pragma unroll
+            for (int u = 0; u < DS_U; u++) { /* past T: the row's last element, unused */
+                const int j = imin(j0 + 32 * u, T - 1);
+                p[u] = prow[j];
+                kb[u] = keep ? keep[e0 + j] : 1;
             }
-            row[j] = g;
-            dot += g * prow[j];
+#pragma unroll
+            for (int u = 0; u < DS_U; u++) {
+                const int j = j0 + 32 * u;
+                if (j >= T) continue;
+                real g = j < kend ? row[j] : R(0);
+                if (keep) {
+                    real x = g * s;
+                    g = kb[u] ? x : R(0);
+                }
+                row[j] = g;
+                dot += g * p[u];
+            }
         }
         dot = warp_sum(dot);
-        for (int j = lane; j < T; j += 32) {
-            real d = prow[j] * (row[j] - dot);
-            row[j] = d;
-            if (ds) ds[e0 + j] = d;
+        for (int j0 = lane; j0 < T; j0 += 32 * DS_U) {
+#pragma unroll
+            for (int u = 0; u < DS_U; u++) p[u] = prow[imin(j0 + 32 * u, T - 1)];
+#pragma unroll
+            for (int u = 0; u < DS_U; u++) {
+                const int j = j0 + 32 * u;
+                if (j >= T) continue;
+                real d = p[u] * (row[j] - dot);
+                row[j] = d;
+                if (ds) ds[e0 + j] = d;
+            }
         }
         zero_span(row, T, Tp);
     }
