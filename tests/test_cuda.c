@@ -628,6 +628,60 @@ START_TEST(test_dropout)
 }
 END_TEST
 
+/* The forward dropouts make one access per 4 elements where every pointer is aligned to it
+ * (dropout.cu's quads), which the cases above always are. Here each pointer sits one element
+ * (the mask one byte) past an aligned one, so that the kernels go element by element: the
+ * same values and masks as the CPU's, bit for bit, for dropout, dropout then add (in place)
+ * and relu then dropout (in place). */
+START_TEST(test_dropout_unaligned)
+{
+    NEED_GPU();
+    const int64_t n = 1001;
+    const size_t bytes = (size_t)n * sizeof(real);
+    const real p = R(0.3);
+    const tt_rng at = cursor(1, n);
+    real *x = tt_test_alloc(n), *res = tt_test_alloc(n), *want = tt_test_alloc(n);
+    real *got = tt_test_alloc(n);
+    uint8_t wmask[1001], gmask[1001];
+    tt_test_normal(x, n, 51);
+    tt_test_normal(res, n, 52);
+    real *dx = gpu->alloc(bytes + sizeof(real)), *dres = gpu->alloc(bytes + sizeof(real));
+    real *dout = gpu->alloc(bytes + sizeof(real));
+    uint8_t *dmask = gpu->alloc((size_t)n + 1);
+    gpu->from_host(dx + 1, x, bytes);
+    gpu->from_host(dres + 1, res, bytes);
+    static const char *const KIND[] = {"dropout", "dropout then add", "relu then dropout"};
+    for (int kind = 0; kind < 3; kind++) {
+        memcpy(want, x, bytes);
+        gpu->from_host(dout + 1, x, bytes);
+        if (kind == 0) {
+            cpu->dropout_forward(want, wmask, x, p, at, n);
+            gpu->dropout_forward(dout + 1, dmask + 1, dx + 1, p, at, n);
+        } else if (kind == 1) {
+            cpu->dropout_add_forward(want, wmask, res, p, at, n);
+            gpu->dropout_add_forward(dout + 1, dmask + 1, dres + 1, p, at, n);
+        } else {
+            cpu->relu_dropout_forward(want, p, at, n);
+            gpu->relu_dropout_forward(dout + 1, p, at, n);
+        }
+        gpu->to_host(got, dout + 1, bytes);
+        ck_assert_msg(memcmp(got, want, bytes) == 0, "%s, unaligned: values differ", KIND[kind]);
+        if (kind == 2) continue;
+        gpu->to_host(gmask, dmask + 1, (size_t)n);
+        ck_assert_msg(memcmp(gmask, wmask, (size_t)n) == 0, "%s, unaligned: masks differ",
+                      KIND[kind]);
+    }
+    gpu->free(dx);
+    gpu->free(dres);
+    gpu->free(dout);
+    gpu->free(dmask);
+    free(x);
+    free(res);
+    free(want);
+    free(got);
+}
+END_TEST
+
 /* ---- gemm ---------------------------------------------------------------------------------- */
 
 static const struct {
@@ -1051,6 +1105,7 @@ Suite *cuda_suite(void)
     tcase_add_test(tc, test_embedding_and_loss);
     tc = new_tcase(s, "dropout");
     tcase_add_test(tc, test_dropout);
+    tcase_add_test(tc, test_dropout_unaligned);
     tc = new_tcase(s, "gemm");
     tcase_add_test(tc, test_gemm);
     tcase_add_test(tc, test_matmul_precision);

@@ -39,24 +39,103 @@ static __host__ __device__ int64_t blocks4(int64_t n)
     return (n + 3) / 4;
 }
 
+/* A thread's 4 elements 4j .. 4j+3 in one access each way (16 bytes in float32, 32 in float64;
+ * the mask's 4 bytes) where `whole`: the quad is inside n and the launch found every pointer
+ * aligned to it (quads); else element by element, those past n left alone. With one access
+ * per element, a warp's loads were 4 strided ones over the same lines. */
+struct __align__(4 * sizeof(real)) real4 {
+    real v[4];
+};
+struct __align__(4) byte4 {
+    uint8_t b[4];
+};
+
+/* the emulator (a CPU allows what a GPU faults on): a quad's access at its alignment */
+static __device__ __forceinline__ void check_quad(const void *at, size_t align)
+{
+#ifndef __CUDA_ARCH__
+    TT_ASSERT_MSG((uintptr_t)at % align == 0, "dropout: a quad access at %p, not %zu-byte "
+                  "aligned", at, align);
+#else
+    (void)at, (void)align;
+#endif
+}
+
+static __device__ __forceinline__ void load4(real x[4], const real *p, int64_t i0, bool whole,
+                                             int64_t n)
+{
+    if (whole) {
+        check_quad(p + i0, sizeof(real4));
+        const real4 q = *(const real4 *)(p + i0);
+#pragma unroll
+        for (int k = 0; k < 4; k++) x[k] = q.v[k];
+    } else
+#pragma unroll
+        for (int k = 0; k < 4; k++) x[k] = i0 + k < n ? p[i0 + k] : R(0);
+}
+
+static __device__ __forceinline__ void store4(real *p, const real y[4], int64_t i0, bool whole,
+                                              int64_t n)
+{
+    if (whole) {
+        check_quad(p + i0, sizeof(real4));
+        real4 q;
+#pragma unroll
+        for (int k = 0; k < 4; k++) q.v[k] = y[k];
+        *(real4 *)(p + i0) = q;
+    } else
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (i0 + k < n) p[i0 + k] = y[k];
+}
+
+static __device__ __forceinline__ void store4b(uint8_t *p, unsigned bits, int64_t i0, bool whole,
+                                               int64_t n)
+{
+    if (whole) {
+        check_quad(p + i0, sizeof(byte4));
+        byte4 q;
+#pragma unroll
+        for (int k = 0; k < 4; k++) q.b[k] = (uint8_t)(bits >> k & 1u);
+        *(byte4 *)(p + i0) = q;
+    } else
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (i0 + k < n) p[i0 + k] = (uint8_t)(bits >> k & 1u);
+}
+
+/* every pointer given (NULL counts as aligned) at a multiple of its quad's size */
+static bool quads(const void *a, const void *b, const void *c, const uint8_t *mask)
+{
+    const uintptr_t q = sizeof(real4);
+    return (uintptr_t)a % q == 0 && (uintptr_t)b % q == 0 && (uintptr_t)c % q == 0 &&
+           (uintptr_t)mask % sizeof(byte4) == 0;
+}
+
 /* out (n) = inp (n) * keep * scale, mask (n) = keep, or no mask when NULL (p = 0); with gelu,
  * gelu(inp) in place of inp; res (n), when not NULL, is added: out = res + that. out may equal
- * inp. */
+ * inp. vec: quads() of the pointers. */
 static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp, const real *res,
                                       bool gelu, real scale, tt_rng at, const tt_cuda_vary *vary,
-                                      uint32_t thr, int64_t n)
+                                      uint32_t thr, int64_t n, bool vec)
 {
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     GRID_LOOP(j, blocks4(n))
     {
-        unsigned keep = keep4(&at, j, thr);
-        for (int k = 0; k < 4 && 4 * j + k < n; k++) {
-            int64_t i = 4 * j + k;
+        const unsigned keep = keep4(&at, j, thr);
+        const int64_t i0 = 4 * j;
+        const bool whole = vec && i0 + 4 <= n;
+        real x[4], r[4] = {}, y[4];
+        load4(x, inp, i0, whole, n);
+        if (res) load4(r, res, i0, whole, n);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
             bool kept = keep >> k & 1u;
-            real v = MUL_RN(gelu ? tt_gelu_value(inp[i]) : inp[i], scale);
-            if (mask) mask[i] = (uint8_t)kept;
-            out[i] = res ? res[i] + (kept ? v : R(0)) : kept ? v : R(0);
+            real v = MUL_RN(gelu ? tt_gelu_value(x[k]) : x[k], scale);
+            y[k] = res ? r[k] + (kept ? v : R(0)) : kept ? v : R(0);
         }
+        if (mask) store4b(mask, keep, i0, whole, n);
+        store4(out, y, i0, whole, n);
     }
 }
 
@@ -66,7 +145,8 @@ static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real
     uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        out, mask, inp, res, gelu, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n);
+        out, mask, inp, res, gelu, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n,
+        quads(out, inp, res, mask));
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -133,19 +213,25 @@ void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout,
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
-/* x (n) = keep * max(x, 0) * scale, in place */
+/* x (n) = keep * max(x, 0) * scale, in place; vec: quads() of x */
 static __global__ void relu_dropout_kernel(real *x, real scale, tt_rng at,
-                                           const tt_cuda_vary *vary, uint32_t thr, int64_t n)
+                                           const tt_cuda_vary *vary, uint32_t thr, int64_t n,
+                                           bool vec)
 {
     if (vary) at.counter += vary->rng_delta;
     GRID_LOOP(j, blocks4(n))
     {
-        unsigned keep = keep4(&at, j, thr);
-        for (int k = 0; k < 4 && 4 * j + k < n; k++) {
-            int64_t i = 4 * j + k;
-            real v = MUL_RN(x[i], scale);
-            x[i] = (keep >> k & 1u) && x[i] > R(0) ? v : R(0);
+        const unsigned keep = keep4(&at, j, thr);
+        const int64_t i0 = 4 * j;
+        const bool whole = vec && i0 + 4 <= n;
+        real v[4];
+        load4(v, x, i0, whole, n);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            real y = MUL_RN(v[k], scale);
+            v[k] = (keep >> k & 1u) && v[k] > R(0) ? y : R(0);
         }
+        store4(x, v, i0, whole, n);
     }
 }
 
@@ -154,7 +240,7 @@ void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
     uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     relu_dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        x, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n);
+        x, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n, quads(x, NULL, NULL, NULL));
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
