@@ -87,7 +87,8 @@
 #        dump memcheck racecheck attention     (correctness first: 8 files exactly)
 #   2. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build bench
 #   3. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build attention-ncu \
-#        suites profile      (attention-ncu untried on a GPU yet: its four runs take 150 s at most)
+#        suites profile      (attention-ncu untried on a GPU yet: 150 s at most for each of its
+#        four runs)
 # Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
 set -uo pipefail
 

@@ -636,13 +636,13 @@ END_TEST
 START_TEST(test_dropout_unaligned)
 {
     NEED_GPU();
-    const int64_t n = 1001;
+    enum { n = 1001 };
     const size_t bytes = (size_t)n * sizeof(real);
     const real p = R(0.3);
     const tt_rng at = cursor(1, n);
     real *x = tt_test_alloc(n), *res = tt_test_alloc(n), *want = tt_test_alloc(n);
     real *got = tt_test_alloc(n);
-    uint8_t wmask[1001], gmask[1001];
+    uint8_t wmask[n], gmask[n];
     tt_test_normal(x, n, 51);
     tt_test_normal(res, n, 52);
     real *dx = gpu->alloc(bytes + sizeof(real)), *dres = gpu->alloc(bytes + sizeof(real));
@@ -1007,7 +1007,7 @@ typedef struct step_results {
 
 static void run_steps(const tt_backend *d, bool replay, step_results *out)
 {
-    const int64_t n = 1001;
+    enum { n = 1001 };
     const size_t bytes = (size_t)n * sizeof(real);
     real *x = d->alloc(bytes), *y = d->alloc(bytes), *g = d->alloc(bytes), *p = d->alloc(bytes);
     real *m = d->alloc(bytes), *v = d->alloc(bytes);

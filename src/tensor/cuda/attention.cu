@@ -158,14 +158,17 @@ static __device__ __forceinline__ void cols_mac(real acc[RW][CW], const real *Ws
     }
 }
 
-/* A chunk's staging: ASYNC (TT_CUDA_ATTN_PIPE) through cp.async, in while the previous chunk
- * is used; else (TT_CUDA_ATTN_WIDE) loaded and stored by the threads, in place when it returns */
+/* A chunk's staging, with keep (NULL: none) D = src keep s: ASYNC (TT_CUDA_ATTN_PIPE) through
+ * cp.async, in while the previous chunk is used, keep's bytes waiting in kb for apply_keep
+ * once it lands; else (TT_CUDA_ATTN_WIDE) loaded and stored by the threads, kept() applied,
+ * in place when it returns */
 template <bool ASYNC, int NR, int NC>
 static __device__ __forceinline__ void stage_tile(real *dst, int ldt, const real *src,
+                                                  const uint8_t *keep, uint8_t *kb, real s,
                                                   int64_t lds, int nr, int nc)
 {
-    if (ASYNC) copy_tile<NR, NC>(dst, ldt, src, lds, nr, nc);
-    else load_tile<NR, NC>(dst, ldt, src, NULL, R(1), lds, nr, nc);
+    if (ASYNC) copy_kept_tile<NR, NC>(dst, ldt, src, keep, kb, lds, nr, nc);
+    else load_tile<NR, NC>(dst, ldt, src, keep, s, lds, nr, nc);
 }
 
 /* S[r lds + j] = alpha (A B^T)[i0 + r, j] for ROWS rows and keys j < kend: A, B (T, HS) head
@@ -184,10 +187,10 @@ static __device__ void scores(real *S, int lds, real alpha, real *tiles, const r
         [&](int c, real *b) {
             const int j0 = c / nd * CT, d0 = c % nd * WKC;
             if (!ASYNC || nd > 1 || c < 2)
-                stage_tile<ASYNC, ROWS, WKC>(b, WLD, A + (int64_t)i0 * lda + d0, lda, T - i0,
-                                             HS - d0);
-            stage_tile<ASYNC, CT, WKC>(b + ROWS * WLD, WLD, B + (int64_t)j0 * ldb + d0, ldb,
-                                       T - j0, HS - d0);
+                stage_tile<ASYNC, ROWS, WKC>(b, WLD, A + (int64_t)i0 * lda + d0, NULL, NULL, R(1),
+                                             lda, T - i0, HS - d0);
+            stage_tile<ASYNC, CT, WKC>(b + ROWS * WLD, WLD, B + (int64_t)j0 * ldb + d0, NULL,
+                                       NULL, R(1), ldb, T - j0, HS - d0);
         },
         land_nothing(),
         [&](int c, real *b) {
@@ -214,8 +217,8 @@ static __device__ void rows_times(real *dst, int64_t ldd, real alpha, bool add, 
         n, tiles, STAGE_REALS,
         [&](int c, real *b) {
             const int d0 = c / nk * CT, j0 = c % nk * WKC;
-            stage_tile<ASYNC, WKC, CT>(b, CT, M + (int64_t)j0 * ldm + d0, ldm, kend - j0,
-                                       HS - d0);
+            stage_tile<ASYNC, WKC, CT>(b, CT, M + (int64_t)j0 * ldm + d0, NULL, NULL, R(1), ldm,
+                                       kend - j0, HS - d0);
         },
         land_nothing(),
         [&](int c, real *b) {
@@ -246,14 +249,10 @@ static __device__ void cols_times(real *dst, int64_t ldd, real alpha, int nr, re
         [&](int c, real *b) {
             const int d0 = c / nt * CT, t0 = i_lo + c % nt * WKC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            if (!ASYNC)
-                load_tile<WKC, ROWS>(b, ROWS, W + w0, keep ? keep + w0 : NULL, s, T, T - t0,
-                                     T - j0);
-            else
-                copy_kept_tile<WKC, ROWS>(b, ROWS, W + w0, keep ? keep + w0 : NULL, kb, T, T - t0,
-                                          T - j0);
-            stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT, M + (int64_t)t0 * ldm + d0, ldm,
-                                       T - t0, HS - d0);
+            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, W + w0, keep ? keep + w0 : NULL, kb, s, T,
+                                         T - t0, T - j0);
+            stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT, M + (int64_t)t0 * ldm + d0, NULL, NULL,
+                                       R(1), ldm, T - t0, HS - d0);
         },
         [&](int, real *b) {
             if (ASYNC && keep) apply_keep<WKC, ROWS>(b, ROWS, kb, s);

@@ -12,12 +12,12 @@
 #include <cuda_runtime.h>
 
 /* A block: 8 warps over ROWS rows, RW rows per warp in the row passes; products go over chunks
- * of KC staged in shared memory and give column tiles CT wide. */
+ * staged in shared memory (attention.cu's WKC, attention_tc.cu's KC of the inner dimension)
+ * and give column tiles CT wide. */
 #define THREADS 256
 #define ROWS 32
 #define RW 4
 #define CT 64
-#define KC 32
 
 TT_HD static inline int imin(int x, int y)
 {
@@ -89,12 +89,12 @@ static __device__ __forceinline__ real kept(const real *src, const uint8_t *keep
     return keep[at] ? y : R(0);
 }
 
-/* dst[r ldt + c] = kept(src, keep, s, r lds + c) for r < NR, c < NC (TRANSPOSE: dst[c ldt + r]);
- * 0 where r >= nr or c >= nc (both at least 1), so products over a partial tile add zeros.
- * Consecutive threads read consecutive columns. Every thread's loads come first, with no
+/* dst[r ldt + c] = kept(src, keep, s, r lds + c) for r < NR, c < NC; 0 where r >= nr or
+ * c >= nc (both at least 1), so products over a partial tile add zeros. Consecutive threads
+ * read consecutive columns. Every thread's loads come first, with no
  * branch between them (an index past the edge reads the edge's element, then 0 is kept), so
  * that they wait on memory together instead of one after another. */
-template <int NR, int NC, bool TRANSPOSE = false>
+template <int NR, int NC>
 static __device__ inline void load_tile(real *dst, int ldt, const real *src, const uint8_t *keep,
                                         real s, int64_t lds, int nr, int nc)
 {
@@ -110,7 +110,7 @@ static __device__ inline void load_tile(real *dst, int ldt, const real *src, con
 #pragma unroll
     for (int u = 0; u < N; u++) {
         const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
-        dst[TRANSPOSE ? c * ldt + r : r * ldt + c] = x[u];
+        dst[r * ldt + c] = x[u];
     }
 }
 

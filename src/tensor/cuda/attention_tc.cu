@@ -15,6 +15,9 @@
 
 namespace wm = nvcuda::wmma;
 
+/* KC of the inner dimension a chunk: a warp's 4 products of 16 x 16 x 8 (12 at 3xTF32) */
+#define KC 32
+
 /* Leading dimensions (floats) of the staged chunks, by how a fragment reads them: lane l takes
  * row l/4 and column l%4 of an 8 x 4 block, so a row-major A or col-major B wants ld = 4 mod
  * 32 (LD_K), a row-major B or col-major A ld = 8 mod 32 (LD_N for 64 columns, LD_W for 32). */

@@ -61,14 +61,16 @@ static __device__ inline real warp_max(real v)
 #define COL_W 8
 #define COL_H 128
 
-/* part[y][x] (COL_H, COL_W) summed over y into part[0][x], in a fixed tree; every thread of
- * the block calls it */
-static __device__ inline void col_tree(real (*part)[COL_W])
+/* part[t][y][x] (np tables of COL_H x COL_W) summed over y into part[t][0][x], each in a
+ * fixed tree, the tables side by side (one barrier a level for all); every thread of the
+ * block calls it */
+static __device__ inline void col_tree(real (*part)[COL_H][COL_W], int np)
 {
     const int x = threadIdx.x, y = threadIdx.y;
     __syncthreads();
     for (int k = COL_H / 2; k > 0; k /= 2) {
-        if (y < k) part[y][x] += part[y + k][x];
+        if (y < k)
+            for (int t = 0; t < np; t++) part[t][y][x] += part[t][y + k][x];
         __syncthreads();
     }
 }

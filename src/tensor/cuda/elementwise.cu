@@ -77,7 +77,7 @@ void tt_cuda_bias_forward(real *out, const real *inp, const real *bias, int64_t 
 static __global__ void __launch_bounds__(COL_W * COL_H)
 colsum_kernel(real *dbias, const real *dout, int64_t N, int C)
 {
-    __shared__ real part[COL_H][COL_W];
+    __shared__ real part[1][COL_H][COL_W];
     const int c = blockIdx.x * COL_W + threadIdx.x;
     real s = R(0);
     if (c < C) {
@@ -93,9 +93,9 @@ colsum_kernel(real *dbias, const real *dout, int64_t N, int C)
         }
         for (; r < N; r += COL_H) s += col[r * C];
     }
-    part[threadIdx.y][threadIdx.x] = s;
-    col_tree(part);
-    if (threadIdx.y == 0 && c < C) dbias[c] += part[0][threadIdx.x];
+    part[0][threadIdx.y][threadIdx.x] = s;
+    col_tree(part, 1);
+    if (threadIdx.y == 0 && c < C) dbias[c] += part[0][0][threadIdx.x];
 }
 
 void tt_cuda_bias_backward(real *dbias, const real *dout, int64_t N, int C)

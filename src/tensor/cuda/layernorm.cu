@@ -76,7 +76,7 @@ static __global__ void __launch_bounds__(COL_W * COL_H)
 layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout, const real *inp,
                       const real *mean, const real *rstd, int64_t N, int C)
 {
-    __shared__ real pw[COL_H][COL_W], pb[COL_H][COL_W];
+    __shared__ real part[2][COL_H][COL_W]; /* dweight's, dbias's */
     const int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * COL_W + tx;
     real sw = R(0), sb = R(0);
     if (c < C) {
@@ -101,13 +101,12 @@ layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout, const real *
             sb += dy;
         }
     }
-    pw[ty][tx] = sw;
-    pb[ty][tx] = sb;
-    col_tree(pw);
-    col_tree(pb);
+    part[0][ty][tx] = sw;
+    part[1][ty][tx] = sb;
+    col_tree(part, 2);
     if (ty > 0 || c >= C) return;
-    if (dweight) dweight[c] += pw[0][tx];
-    if (dbias) dbias[c] += pb[0][tx];
+    if (dweight) dweight[c] += part[0][0][tx];
+    if (dbias) dbias[c] += part[1][0][tx];
 }
 
 /* dinp (N,C), dweight (C), dbias (C) (any may be NULL), dout (N,C), inp (N,C), weight (C),
