@@ -83,7 +83,7 @@ ifeq ($(CUDA),1)
   cuda_lib  = $(if $(wildcard $(CUDA_LIBDIR)/lib$(1).so),-l$(1),$(or $(call \
                 lib_so,$(CUDA_LIBDIR),$(1)),-l$(1)))
   CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(call cuda_lib,cublas) \
-               $(call cuda_lib,cudart) -lstdc++
+               $(call cuda_lib,cublasLt) $(call cuda_lib,cudart) -lstdc++
   # NCCL sums the GPUs' gradients of a data-parallel run (dist.c), and TT_NCCL=1 checks that
   # path on one GPU. NCCL_HOME's copy where given (include/nccl.h, lib*/libnccl.so*), else the
   # toolkit's, else the system's (libnccl-dev: /usr, which the compiler and linker search
@@ -148,6 +148,7 @@ else
 endif
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdouble-promotion \
+           -Wpointer-arith \
            $(ERR_$(WERROR))
 # Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))

@@ -3,8 +3,11 @@
 # ours only, so that the one matmul_precision picks (backend.cu attention_math) can be checked
 # against the others where it counts: bench_step of the CUDA build, --set device=cuda, with
 # TT_CUDA_ATTN = wide, pipelined, 3xtf32 and tf32 in turn, each config at matmul precision highest
-# and high, every run in its own process. Prints one table: the median ms per step of each run,
-# and which arithmetic was fastest per config and precision.
+# and high, every run in its own process; then wide once more with TT_CUDA_LT=0 (the Linears'
+# bias by its own kernel and a gemm with beta 1, not in cuBLASLt's epilogue: backend.cu), the
+# column "wide-nolt", which shows what the epilogue saves. Prints one table: the median ms per
+# step of each run, and which arithmetic was fastest per config and precision (of the first
+# four).
 #   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
 # Defaults: build/cuda/bench_step, --configs base (where the attention matters most), 3 warm-up
 # and 10 timed steps (about a minute for base on an H100). scripts/gpu_check.sh's attention step
@@ -38,7 +41,7 @@ if [ ! -x "$BIN" ]; then
     exit 2
 fi
 
-MATHS="wide pipelined 3xtf32 tf32"
+MATHS="wide pipelined 3xtf32 tf32 wide-nolt"
 printf '%-10s %-9s' config precision
 for m in $MATHS; do printf ' %9s' "$m ms"; done
 printf '  %s\n' fastest
@@ -48,7 +51,9 @@ for c in $CONFIGS; do
         printf '%-10s %-9s' "$c" "$p"
         best='' best_ms=''
         for m in $MATHS; do
-            out=$(TT_CUDA_ATTN=$m "$BIN" --config "$c" --set device=cuda \
+            lt=1
+            [ "$m" = wide-nolt ] && lt=0
+            out=$(TT_CUDA_ATTN=${m%-nolt} TT_CUDA_LT=$lt "$BIN" --config "$c" --set device=cuda \
                 --set matmul_precision="$p" --warmup "$WARMUP" --steps "$STEPS" 2>&1)
             ms=$(printf '%s\n' "$out" | sed -n 's/.*"median_ms":\([0-9.]*\).*/\1/p' | tail -1)
             if [ -z "$ms" ]; then
@@ -58,6 +63,7 @@ for c in $CONFIGS; do
                 continue
             fi
             printf ' %9s' "$ms"
+            [ "$m" = wide-nolt ] && continue
             if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then
                 best=$m best_ms=$ms
             fi

@@ -32,8 +32,9 @@
 #                precision highest and high (under a minute); its table in the summary; a
 #                missed target does not fail the step. Then "attention in the step":
 #                bench/attention_steps.sh, base's whole step with each arithmetic
-#                (TT_CUDA_ATTN) at both precisions, the fastest named (about a minute), its
-#                table in the summary
+#                (TT_CUDA_ATTN) at both precisions, the fastest named, and wide again with
+#                the Linears' bias outside cuBLASLt's epilogue (TT_CUDA_LT=0, the column
+#                wide-nolt: what the epilogue saves) (about 75 s), its table in the summary
 #     attention-ncu  ncu over the fused attention kernels of bench_step base's first step
 #                (12 forward launches, 3 each of dq and dkv), once per arithmetic (TT_CUDA_ATTN
 #                wide, pipelined, 3xtf32, tf32): time, SM and memory throughput, occupancy,

@@ -391,6 +391,13 @@ SLOT(LINEAR_BWD, "linear_backward", tt_gemm_op gx = c->op[0]; tt_gemm_op gw = c-
      {"dx", GRAD, SNV, F}, {"dw", GRAD, SVC, F}, {"db", GRAD, SC, F}, {"dy", IN, SNC, F},
      {"W", IN, SVC, F}, {"x", IN, SNV, F})
 
+/* out = x W^T + bias, each of the four (their lengths c->x[0..3]) c->stride[0] elements past
+ * its buffer's start: C = out, V = in */
+SLOT(LINEAR, "linear_forward", real *const *q = (real *const *)p;
+     const int64_t o = c->stride[0];
+     d->linear_forward(q[0] + o, q[1] + o, q[2] + o, q[3] ? q[3] + o : NULL, c->N, c->V, c->C),
+     {"out", OUT, X0, F}, {"x", IN, X1, F}, {"W", IN, X2, F}, {"bias", IN, X3, F})
+
 /* tensor t of q, k, v (or of their gradients) whose first is argument `first`: packed, the
  * column block t of that one buffer */
 static real *qkv(const kcase *c, void *const *p, int first, int t)
@@ -726,8 +733,19 @@ START_TEST(test_gemm)
             if (g->beta != R(0)) c.a[0].role = GRAD; /* C is read */
             kc_run(&c);
         }
-    /* linear_backward (N, in, out), each of dx, dw, db NULL or not */
+    /* linear_forward (N, in, out), with a bias or none, its pointers as allocated or one
+     * element past (where cuBLASLt, backend.cu, gets only the element's alignment) */
     static const int LIN[][3] = {{1, 1, 1}, {5, 33, 7}, {17, 65, 257}, {64, 100, 33}};
+    for (int s = 0; s < 4; s++)
+        for (int v = 0; v < 4; v++) {
+            const int N = LIN[s][0], in = LIN[s][1], out = LIN[s][2], off = v / 2;
+            kcase c = {.N = N, .C = out, .V = in, .stride = {off}};
+            c.x[0] = (int64_t)N * out + off, c.x[1] = (int64_t)N * in + off;
+            c.x[2] = (int64_t)out * in + off, c.x[3] = out + off;
+            kc_new(&c, &LINEAR, v % 2 ? 8 : 0, label(" (C out, V in), %d past", off));
+            kc_run(&c);
+        }
+    /* linear_backward (N, in, out), each of dx, dw, db NULL or not */
     static const int NULLS[] = {0, 4, 6, 1}; /* bits: dx, dw, db */
     for (int s = 0; s < 4; s++)
         for (int v = 0; v < 4; v++) {
@@ -947,38 +965,54 @@ START_TEST(test_matmul_precision)
     const int M = 256, N = 256, K = 1024;
     const size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
     real *a = tt_test_alloc((int64_t)na), *b = tt_test_alloc((int64_t)nb);
-    real *want = tt_test_alloc((int64_t)nc), *got = tt_test_alloc((int64_t)nc);
+    real *bias = tt_test_alloc(N), *got = tt_test_alloc((int64_t)nc);
+    real *want[2] = {tt_test_alloc((int64_t)nc), tt_test_alloc((int64_t)nc)};
     tt_test_normal(a, (int64_t)na, 41);
     tt_test_normal(b, (int64_t)nb, 42);
-    cpu->gemm(false, false, M, N, K, R(1), a, K, 0, b, N, 0, R(0), want, N, 0, 1);
-    double scale = 0;
-    for (size_t i = 0; i < nc; i++) scale = fmax(scale, fabs((double)want[i]));
+    tt_test_normal(bias, N, 43);
+    /* the gemm a b, and a Linear's forward a W^T + bias with b read as W (N,K) */
+    cpu->gemm(false, false, M, N, K, R(1), a, K, 0, b, N, 0, R(0), want[0], N, 0, 1);
+    cpu->linear_forward(want[1], a, b, bias, M, K, N);
     real *da = gpu->alloc(na * sizeof(real)), *db = gpu->alloc(nb * sizeof(real));
-    real *dc = gpu->alloc(nc * sizeof(real));
+    real *dc = gpu->alloc(nc * sizeof(real)), *dbias = gpu->alloc(N * sizeof(real));
     gpu->from_host(da, a, na * sizeof(real));
     gpu->from_host(db, b, nb * sizeof(real));
+    gpu->from_host(dbias, bias, N * sizeof(real));
     for (int high = 1; high >= 0; high--) {
         gpu->set_matmul_precision(high);
         ck_assert_int_eq(tt_cuda_attention_math(), TT_CUDA_ATTN_WIDE); /* at both */
-        gpu->gemm(false, false, M, N, K, R(1), da, K, 0, db, N, 0, R(0), dc, N, 0, 1);
-        gpu->to_host(got, dc, nc * sizeof(real));
-        double worst = 0;
-        for (size_t i = 0; i < nc; i++) worst = fmax(worst, fabs((double)got[i] - (double)want[i]));
-        const bool tf32 = high && sizeof(real) == sizeof(float);
-        printf("matmul_precision %s: largest difference from the CPU %.3g of %.3g\n",
-               high ? "high" : "highest", worst, scale);
-        ck_assert_msg(worst <= (tf32 ? 1e-2 : CU_TOL) * scale, "matmul_precision %s: %g of %g",
-                      high ? "high" : "highest", worst, scale);
-        if (tf32)
-            ck_assert_msg(worst > CU_TOL * scale, "matmul_precision high: %g of %g, as close as "
-                          "float32: were TF32 tensor cores used?", worst, scale);
+        for (int k = 0; k < 2; k++) {
+            const char *what = k ? "linear_forward" : "gemm";
+            if (k)
+                gpu->linear_forward(dc, da, db, dbias, M, K, N);
+            else
+                gpu->gemm(false, false, M, N, K, R(1), da, K, 0, db, N, 0, R(0), dc, N, 0, 1);
+            gpu->to_host(got, dc, nc * sizeof(real));
+            double worst = 0, scale = 0;
+            for (size_t i = 0; i < nc; i++) {
+                worst = fmax(worst, fabs((double)got[i] - (double)want[k][i]));
+                scale = fmax(scale, fabs((double)want[k][i]));
+            }
+            const bool tf32 = high && sizeof(real) == sizeof(float);
+            printf("matmul_precision %s, %s: largest difference from the CPU %.3g of %.3g\n",
+                   high ? "high" : "highest", what, worst, scale);
+            ck_assert_msg(worst <= (tf32 ? 1e-2 : CU_TOL) * scale, "matmul_precision %s, %s: "
+                          "%g of %g", high ? "high" : "highest", what, worst, scale);
+            if (tf32)
+                ck_assert_msg(worst > CU_TOL * scale, "matmul_precision high, %s: %g of %g, as "
+                              "close as float32: were TF32 tensor cores used?", what, worst,
+                              scale);
+        }
     }
     gpu->free(da);
     gpu->free(db);
     gpu->free(dc);
+    gpu->free(dbias);
     free(a);
     free(b);
-    free(want);
+    free(bias);
+    free(want[0]);
+    free(want[1]);
     free(got);
 }
 END_TEST

@@ -127,11 +127,8 @@ tt_var *tt_linear(tt_graph *g, tt_var *x, tt_var *w, tt_var *bias)
     tt_shape os = x->val.shape;
     os.d[xr - 1] = OUT;
     tt_var *out = tt_var_new(g, os, TT_REAL);
-    /* With a bias, out starts as the bias and the gemm adds to it (beta 1): one pass over out
-     * instead of two (BLAS zeroes C itself when beta is 0, then the bias is added). */
-    if (bias) g->be->bias_forward(out->val.data, NULL, bias->val.data, N, OUT);
-    g->be->gemm(false, true, N, OUT, IN, R(1), x->val.data, IN, 0, w->val.data, IN, 0,
-                bias ? R(1) : R(0), out->val.data, OUT, 0, 1);
+    g->be->linear_forward(out->val.data, x->val.data, w->val.data, bias ? bias->val.data : NULL,
+                          N, IN, OUT);
     tt_node *n = tt_record(g, "linear", linear_backward, out, x, w, bias);
     if (n) {
         n->i[0] = N;

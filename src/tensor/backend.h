@@ -98,6 +98,10 @@ typedef struct tt_backend {
     void (*gemm)(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);
+    /* A Linear's forward: out (N,OUT) = x (N,IN) W^T + bias (OUT), with W (OUT,IN); bias NULL:
+     * none. out is written, never read. */
+    void (*linear_forward)(real *out, const real *x, const real *w, const real *bias, int N,
+                           int IN, int OUT);
     /* A Linear's backward, its three parts side by side where the device can: the gemms
      * dx = dy W and dW = dy^T x (the same FLOPs; distinct outputs) and, if db is not NULL,
      * db (C) += the column sums of dy (N,C). */

@@ -1,6 +1,6 @@
-/* cuda_emu/emu.cc: the emulated CUDA runtime and cuBLAS (include/cuda_runtime.h says what it
- * is for and what it is not). A block's threads are fibers (a stack switch on x86-64, ucontext
- * elsewhere) run in index order, each until it reaches a barrier or a warp operation: when
+/* cuda_emu/emu.cc: the emulated CUDA runtime, cuBLAS and cuBLASLt (include/cuda_runtime.h says
+ * what it is for and what it is not). A block's threads are fibers (a stack switch on x86-64,
+ * ucontext elsewhere) run in index order, each until it reaches a barrier or a warp operation: when
  * every live thread of the block waits at __syncthreads, or every lane of a warp at the same
  * warp operation, they go on. A thread that returns while others wait at a barrier, lanes that
  * wait at different operations, a partial mask: each is reported as the bug it would be on a
@@ -9,6 +9,7 @@
  * one is reported too. Odd blocks run their threads in reverse order, so that a missing
  * barrier shows whichever warp writes, and every other launch its blocks. Streams queue their
  * work until the host waits for it (or run it at once: TT_EMU_SCHEDULE, "the schedule" below). */
+#include "cublasLt.h"
 #include "cublas_v2.h"
 #include "cuda_runtime.h"
 #include "mma.h"
@@ -989,8 +990,9 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 
 const char *cublasGetStatusString(cublasStatus_t status)
 {
-    return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS"
-                                           : "CUBLAS_STATUS_INVALID_VALUE";
+    return status == CUBLAS_STATUS_SUCCESS       ? "CUBLAS_STATUS_SUCCESS"
+           : status == CUBLAS_STATUS_NOT_SUPPORTED ? "CUBLAS_STATUS_NOT_SUPPORTED"
+                                                   : "CUBLAS_STATUS_INVALID_VALUE";
 }
 
 /* a column-major operand of ld x cols rounded to TF32 (float only: tensor cores' reading) */
@@ -1064,4 +1066,193 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 {
     return gemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
                         batch);
+}
+
+/* ---- cuBLASLt ------------------------------------------------------------------------------- */
+
+struct emu_lt {
+    int unused;
+};
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle)
+{
+    static emu_lt one;
+    *handle = &one;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescInit(cublasLtMatmulDesc_t desc, cublasComputeType_t compute,
+                                      cudaDataType_t scale)
+{
+    *desc = {compute, scale, CUBLAS_OP_N, CUBLAS_OP_N, CUBLASLT_EPILOGUE_DEFAULT, NULL, -1};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* an attribute of the size cuBLASLt gives it (int32_t for the enums), else refused */
+template <typename F> static cublasStatus_t set_attr(F *field, const void *buf, size_t bytes)
+{
+    if (bytes != sizeof *field) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(field, buf, bytes);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
+                                              cublasLtMatmulDescAttributes_t attr,
+                                              const void *buf, size_t bytes)
+{
+    switch (attr) {
+    case CUBLASLT_MATMUL_DESC_TRANSA:
+        return set_attr(&desc->ta, buf, bytes);
+    case CUBLASLT_MATMUL_DESC_TRANSB:
+        return set_attr(&desc->tb, buf, bytes);
+    case CUBLASLT_MATMUL_DESC_EPILOGUE:
+        return set_attr(&desc->epilogue, buf, bytes);
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+        return set_attr(&desc->bias, buf, bytes);
+    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
+        return set_attr(&desc->bias_type, buf, bytes);
+    }
+    return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+cublasStatus_t cublasLtMatrixLayoutInit(cublasLtMatrixLayout_t layout, cudaDataType type,
+                                        uint64_t rows, uint64_t cols, int64_t ld)
+{
+    *layout = {type, rows, cols, ld};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceInit(cublasLtMatmulPreference_t pref)
+{
+    *pref = {0, {256, 256, 256, 256}};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+                                                    cublasLtMatmulPreferenceAttributes_t attr,
+                                                    const void *buf, size_t bytes)
+{
+    switch (attr) {
+    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES:
+        return set_attr(&pref->workspace, buf, bytes);
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
+        return set_attr(&pref->align[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES], buf,
+                        bytes);
+    }
+    return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+/* what cuBLASLt refuses whatever the algorithm: types other than the compute type's, layouts
+ * that do not fit the operations (D m x n, op(A) m x k, op(B) k x n), a leading dimension
+ * under the rows, an epilogue other than none or the bias, the bias epilogue without a bias
+ * of D's type; m, n, k are set */
+static bool lt_valid(const cublasLtMatmulDescOpaque_t *o, const cublasLtMatrixLayoutOpaque_t *a,
+                     const cublasLtMatrixLayoutOpaque_t *b, const cublasLtMatrixLayoutOpaque_t *c,
+                     const cublasLtMatrixLayoutOpaque_t *d, uint64_t *m, uint64_t *n,
+                     uint64_t *k)
+{
+    const cudaDataType_t t = o->compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
+    const bool ta = o->ta == CUBLAS_OP_T, tb = o->tb == CUBLAS_OP_T;
+    *m = d->rows, *n = d->cols, *k = ta ? a->rows : a->cols;
+    for (const cublasLtMatrixLayoutOpaque_t *l : {a, b, c, d})
+        if (l->type != t || l->ld < (int64_t)std::max<uint64_t>(l->rows, 1)) return false;
+    if (o->scale != t || (ta ? a->cols : a->rows) != *m || (tb ? b->rows : b->cols) != *n ||
+        (tb ? b->cols : b->rows) != *k || c->rows != *m || c->cols != *n)
+        return false;
+    if (o->epilogue == CUBLASLT_EPILOGUE_BIAS)
+        return o->bias && (o->bias_type == -1 || o->bias_type == (int)t);
+    return o->epilogue == CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+#define LT_MADE 0x4c54414c474fULL /* an algorithm the heuristic made */
+
+/* the largest power of two (at most 256) that divides p's address */
+static uint64_t align_of(const void *p)
+{
+    uint64_t a = 256;
+    while (a > 1 && (uintptr_t)p % a) a /= 2;
+    return a;
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                              cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                              cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                                              cublasLtMatmulPreference_t pref, int requested,
+                                              cublasLtMatmulHeuristicResult_t *results,
+                                              int *returned)
+{
+    uint64_t m, n, k;
+    *returned = 0;
+    if (!handle || requested < 1 || !lt_valid(desc, a, b, c, d, &m, &n, &k))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 1 || n == 1 || k == 1) return CUBLAS_STATUS_NOT_SUPPORTED;
+    results[0] = {};
+    results[0].algo.data[0] = LT_MADE;
+    for (int i = 0; i < 4; i++) results[0].algo.data[1 + i] = pref->align[i];
+    results[0].algo.data[5] = desc->epilogue == CUBLASLT_EPILOGUE_BIAS ? align_of(desc->bias) : 1;
+    results[0].state = CUBLAS_STATUS_SUCCESS;
+    results[0].wavesCount = 1;
+    *returned = 1;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* D = alpha op(A) op(B) + beta C, then + bias[i] in every row i: queued on the stream */
+template <typename T>
+static cudaError_t lt_queue(cudaStream_t stream, bool tf32, bool ta, bool tb, int m, int n, int k,
+                            T al, const T *A, int lda, const T *B, int ldb, T be, T *D, int ldd,
+                            const T *bias)
+{
+    return enqueue(stream, [=]() {
+        const T *a = A, *b = B;
+        std::vector<T> ra, rb;
+        if (tf32 && k > 0) {
+            ra = tf32_copy(A, lda, ta ? m : k);
+            rb = tf32_copy(B, ldb, tb ? k : n);
+            a = ra.data(), b = rb.data();
+        }
+        host_gemm(ta, tb, m, n, k, al, a, lda, b, ldb, be, D, ldd);
+        if (bias)
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < m; i++) D[i + (int64_t)j * ldd] += bias[i];
+    });
+}
+
+/* As cuBLASLt's, but C must be D where beta is not 0 (the backend's only use) */
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                              const void *alpha, const void *A, cublasLtMatrixLayout_t a,
+                              const void *B, cublasLtMatrixLayout_t b, const void *beta,
+                              const void *C, cublasLtMatrixLayout_t c, void *D,
+                              cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t *algo,
+                              void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    (void)workspace, (void)workspace_bytes;
+    uint64_t m, n, k;
+    if (!handle || !algo || algo->data[0] != LT_MADE || !lt_valid(desc, a, b, c, d, &m, &n, &k))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    const void *ptr[5] = {A, B, C, D, desc->bias};
+    for (int i = 0; i < 5; i++)
+        if ((i < 4 || desc->epilogue == CUBLASLT_EPILOGUE_BIAS) &&
+            (uintptr_t)ptr[i] % algo->data[1 + i])
+            return CUBLAS_STATUS_INVALID_VALUE;
+    const bool ta = desc->ta == CUBLAS_OP_T, tb = desc->tb == CUBLAS_OP_T;
+    const bool bias = desc->epilogue == CUBLASLT_EPILOGUE_BIAS;
+    cudaError_t rc;
+    if (desc->compute == CUBLAS_COMPUTE_64F) {
+        const double be = *(const double *)beta;
+        if (be != 0 && C != D) return CUBLAS_STATUS_NOT_SUPPORTED;
+        rc = lt_queue(stream, false, ta, tb, (int)m, (int)n, (int)k, *(const double *)alpha,
+                      (const double *)A, (int)a->ld, (const double *)B, (int)b->ld, be,
+                      (double *)D, (int)d->ld, bias ? (const double *)desc->bias : NULL);
+    } else {
+        const float be = *(const float *)beta;
+        if (be != 0 && C != D) return CUBLAS_STATUS_NOT_SUPPORTED;
+        rc = lt_queue(stream, desc->compute == CUBLAS_COMPUTE_32F_FAST_TF32, ta, tb, (int)m,
+                      (int)n, (int)k, *(const float *)alpha, (const float *)A, (int)a->ld,
+                      (const float *)B, (int)b->ld, be, (float *)D, (int)d->ld,
+                      bias ? (const float *)desc->bias : NULL);
+    }
+    return rc ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_SUCCESS;
 }

@@ -82,6 +82,7 @@ const tt_backend tt_cpu_backend = {
     .get_threads = tt_cpu_get_threads,
     .set_matmul_precision = cpu_set_matmul_precision,
     .gemm = tt_cpu_gemm,
+    .linear_forward = tt_cpu_linear_forward,
     .linear_backward = tt_cpu_linear_backward,
     .axpy = tt_cpu_axpy,
     .add_forward = tt_cpu_add_forward,

@@ -38,6 +38,8 @@ static inline int64_t tt_cpu_row_grain(int64_t C)
 void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);
+void tt_cpu_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
+                           int IN, int OUT);
 void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
                             int64_t N, int C);
 /* One attention head's gemm, C += alpha op(A) op(B) (head_gemm.c: its own AVX2 loops for

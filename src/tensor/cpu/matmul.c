@@ -118,6 +118,16 @@ static void gemm_op(const tt_gemm_op *o)
                 o->beta, o->C, o->ldc, 0, 1);
 }
 
+/* With a bias, out starts as the bias and the gemm adds to it (beta 1): one pass over out
+ * instead of two (BLAS zeroes C itself when beta is 0, then the bias would be added). */
+void tt_cpu_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
+                           int IN, int OUT)
+{
+    if (bias) tt_cpu_bias_forward(out, NULL, bias, N, OUT);
+    tt_cpu_gemm(false, true, N, OUT, IN, R(1), x, IN, 0, w, IN, 0, bias ? R(1) : R(0), out, OUT,
+                0, 1);
+}
+
 typedef struct linear_parts {
     const tt_gemm_op *op[2];
     real *db;

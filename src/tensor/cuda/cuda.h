@@ -74,6 +74,8 @@ void tt_cuda_fill(real *x, real value, int64_t n);
 void tt_cuda_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                   int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                   int64_t sC, int batch);
+void tt_cuda_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
+                            int IN, int OUT);
 void tt_cuda_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db,
                              const real *dy, int64_t N, int C);
 

@@ -328,6 +328,12 @@ static void g_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real
     GUARDED(gemm, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch);
 }
 
+static void g_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
+                             int IN, int OUT)
+{
+    GUARDED(linear_forward, out, x, w, bias, N, IN, OUT);
+}
+
 static void g_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
                               int64_t N, int C)
 {
@@ -535,6 +541,7 @@ const tt_backend tt_guard_backend = {
     .from_host = g_from_host,
     .fill = g_fill,
     .gemm = g_gemm,
+    .linear_forward = g_linear_forward,
     .linear_backward = g_linear_backward,
     .axpy = g_axpy,
     .add_forward = g_add_forward,
