@@ -341,6 +341,21 @@ SLOT(LN_BWD, "layernorm_backward",
      {"dinp", GRAD, SNC, F}, {"dweight", GRAD, SC, F}, {"dbias", GRAD, SC, F},
      {"dout", IN, SNC, F}, {"inp", IN, SNC, F}, {"weight", IN, SC, F}, {"mean", IN, SR, F},
      {"rstd", IN, SR, F})
+/* the two with their rows (and forward's weight) c->stride[0..2] elements past their buffers'
+ * starts, lengths c->x[0] (rows) and c->x[1] (weight): where one is off a quad's alignment,
+ * cuda/layernorm.cu keeps the rows in memory */
+SLOT(LN_AT, "layernorm_forward", real *const *q = (real *const *)p; const int64_t *o = c->stride;
+     d->layernorm_forward(q[0] + o[0], q[1], q[2], q[3] + o[1], q[4] + o[2], q[5], c->N, c->C,
+                          c->s),
+     {"out", OUT, X0, F}, {"mean", OUT, SR, F}, {"rstd", OUT, SR, F}, {"inp", IN, X0, F},
+     {"weight", IN, X1, F}, {"bias", IN, SC, F})
+SLOT(LN_BWD_AT, "layernorm_backward", real *const *q = (real *const *)p;
+     const int64_t *o = c->stride;
+     d->layernorm_backward(q[0] + o[0], q[1], q[2], q[3] + o[1], q[4] + o[2], q[5], q[6], q[7],
+                           c->N, c->C),
+     {"dinp", GRAD, X0, F}, {"dweight", GRAD, SC, F}, {"dbias", GRAD, SC, F},
+     {"dout", IN, X0, F}, {"inp", IN, X0, F}, {"weight", IN, SC, F}, {"mean", IN, SR, F},
+     {"rstd", IN, SR, F})
 SLOT(EMBED, "embedding_forward", d->embedding_forward(p[0], p[1], p[2], c->N, c->C, c->V),
      {"out", EXACT, SNC, F}, {"tokens", IN, SR, I32}, {"weight", IN, SVC, F})
 SLOT(EMBED_BWD, "embedding_backward", d->embedding_backward(p[0], p[1], p[2], c->N, c->C),
@@ -523,6 +538,36 @@ START_TEST(test_rows)
         }
         kc_free(&f);
     }
+    /* layernorm where C is a multiple of 4, each row then in registers (1, 2, 4, 6 and 8
+     * quads a lane, C = 1024 the largest, 1028 past it), its pointers as allocated or one of
+     * them an element off the quads' alignment (back to the rows in memory); backward from
+     * forward's inp, mean and rstd */
+    static const struct {
+        int64_t N;
+        int C;
+    } LNQ[] = {{3, 4}, {5, 12}, {7, 128}, {9, 132}, {3, 512}, {6, 516}, {9, 768}, {5, 1024},
+               {4, 1028}};
+    static const char *const LN_OFF[] = {"", ", out/dinp off", ", inp/dout off",
+                                         ", weight/inp off"};
+    for (size_t s = 0; s < sizeof LNQ / sizeof LNQ[0]; s++)
+        for (int v = 0; v < 4; v++) {
+            const int64_t N = LNQ[s].N;
+            const int C = LNQ[s].C;
+            kcase f = {.N = N, .C = C, .s = R(1e-5), .x = {N * C + 1, C + 1}};
+            for (int k = 0; k < 3; k++) f.stride[k] = v == k + 1;
+            kc_new(&f, &LN_AT, 0, LN_OFF[v]);
+            real *x = f.a[3].init;
+            for (int64_t i = 0; i < N * C + 1; i++) x[i] += R(2);
+            kc_check(&f);
+            kcase c = {.N = N, .C = C, .x = {N * C + 1}};
+            for (int k = 0; k < 3; k++) c.stride[k] = v == k + 1;
+            kc_new(&c, &LN_BWD_AT, 0, LN_OFF[v]);
+            kc_copy(&c, 4, &f, 3); /* inp, mean, rstd */
+            kc_copy(&c, 6, &f, 1);
+            kc_copy(&c, 7, &f, 2);
+            kc_run(&c);
+            kc_free(&f);
+        }
     /* more elements than the grid has threads (65535 blocks of 256), so that a thread of
      * bias_kernel takes several, its column moved by the grid's stride mod C each time */
     kcase c = {.N = 66001, .C = 263}; /* 263 does not divide the stride, 65535 * 256 */

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include <initializer_list>
+
 #define WARPS (TT_CUDA_THREADS / 32)
 
 /* x * y rounded to real, never contracted into an FMA with a later add: the CPU's product (the
@@ -49,6 +51,44 @@ static __device__ inline real warp_max(real v)
         v = u > v ? u : v;
     }
     return __shfl_sync(0xffffffffu, v, 0);
+}
+
+/* Four consecutive elements in one access (16 bytes in float32, 32 in float64: two accesses
+ * there), for kernels whose pointers the launch found aligned to it (tt_cuda_quads) */
+struct __align__(4 * sizeof(real)) real4 {
+    real v[4];
+};
+
+/* the emulator (a CPU allows what a GPU faults on): a quad's access at its alignment */
+static __device__ __forceinline__ void check_quad(const void *at, size_t align)
+{
+#ifndef __CUDA_ARCH__
+    TT_ASSERT_MSG((uintptr_t)at % align == 0, "a quad access at %p, not %zu-byte aligned", at,
+                  align);
+#else
+    (void)at, (void)align;
+#endif
+}
+
+/* p[j], the quad j of p (elements 4j .. 4j+3), checked on the emulator */
+static __device__ __forceinline__ real4 ld_quad(const real *p, int64_t j)
+{
+    check_quad(p + 4 * j, sizeof(real4));
+    return ((const real4 *)p)[j];
+}
+
+static __device__ __forceinline__ void st_quad(real *p, int64_t j, real4 q)
+{
+    check_quad(p + 4 * j, sizeof(real4));
+    ((real4 *)p)[j] = q;
+}
+
+/* every pointer given aligned to a quad (NULL counts as aligned) */
+static inline bool tt_cuda_quads(std::initializer_list<const void *> ptrs)
+{
+    for (const void *p : ptrs)
+        if ((uintptr_t)p % sizeof(real4)) return false;
+    return true;
 }
 
 /* Column sums (bias and LayerNorm gradients): a block of COL_W x COL_H threads per COL_W

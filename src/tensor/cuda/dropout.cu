@@ -43,23 +43,9 @@ static __host__ __device__ int64_t blocks4(int64_t n)
  * the mask's 4 bytes) where `whole`: the quad is inside n and the launch found every pointer
  * aligned to it (quads); else element by element, those past n left alone. With one access
  * per element, a warp's loads were 4 strided ones over the same lines. */
-struct __align__(4 * sizeof(real)) real4 {
-    real v[4];
-};
 struct __align__(4) byte4 {
     uint8_t b[4];
 };
-
-/* the emulator (a CPU allows what a GPU faults on): a quad's access at its alignment */
-static __device__ __forceinline__ void check_quad(const void *at, size_t align)
-{
-#ifndef __CUDA_ARCH__
-    TT_ASSERT_MSG((uintptr_t)at % align == 0, "dropout: a quad access at %p, not %zu-byte "
-                  "aligned", at, align);
-#else
-    (void)at, (void)align;
-#endif
-}
 
 static __device__ __forceinline__ void load4(real x[4], const real *p, int64_t i0, bool whole,
                                              int64_t n)
@@ -107,9 +93,7 @@ static __device__ __forceinline__ void store4b(uint8_t *p, unsigned bits, int64_
 /* every pointer given (NULL counts as aligned) at a multiple of its quad's size */
 static bool quads(const void *a, const void *b, const void *c, const uint8_t *mask)
 {
-    const uintptr_t q = sizeof(real4);
-    return (uintptr_t)a % q == 0 && (uintptr_t)b % q == 0 && (uintptr_t)c % q == 0 &&
-           (uintptr_t)mask % sizeof(byte4) == 0;
+    return tt_cuda_quads({a, b, c}) && (uintptr_t)mask % sizeof(byte4) == 0;
 }
 
 /* out (n) = inp (n) * keep * scale, mask (n) = keep, or no mask when NULL (p = 0); with gelu,

@@ -7,8 +7,12 @@
  * dw and db are column sums, a second kernel with one fixed tree per column over the rows in
  * order. Deterministic: no atomics, the same bits on every run. g is rounded on its own
  * (MUL_RN) in both loops: contracted into g - mean(g) it left, where the row's g are all equal
- * (C = 1), the product's rounding error times rstd instead of the CPU's exact zero. */
+ * (C = 1), the product's rounding error times rstd instead of the CPU's exact zero.
+ * Where C is a multiple of 4 (at most 128 QMAX) and the rows' pointers are quad-aligned, the
+ * forward and dx kernels hold a lane's part of the row in registers instead (below). */
 #include "tensor/cuda/common.cuh"
+
+#include <type_traits>
 
 /* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C) */
 static __global__ void layernorm_kernel(real *out, real *mean, real *rstd, const real *inp,
@@ -37,14 +41,6 @@ static __global__ void layernorm_kernel(real *out, real *mean, real *rstd, const
     }
 }
 
-void tt_cuda_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
-                               const real *weight, const real *bias, int64_t N, int C, real eps)
-{
-    if (N <= 0 || C <= 0) return;
-    layernorm_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
-        out, mean, rstd, inp, weight, bias, N, C, eps);
-    TT_CUDA_CHECK(cudaGetLastError());
-}
 
 /* dinp (N,C) += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * weight;
  * dout (N,C), inp (N,C), weight (C), mean (N), rstd (N) */
@@ -109,6 +105,163 @@ layernorm_dwdb_kernel(real *dweight, real *dbias, const real *dout, const real *
     if (dbias) dbias[c] += part[1][0][tx];
 }
 
+/* ---- a lane's part of the row in registers --------------------------------------------------
+ * The loops above read a row from memory 3 times (forward) or twice (dx), each pass a chain of
+ * 4-byte loads that wait one after another: at base (C = 768, 24 a lane a pass) a warp has one
+ * load in flight, and stop 28's ncu gave LayerNorm 3.4 ms of base's step where its traffic is
+ * worth about 1. Here lane l holds the quads l, l + 32, ..., l + 32 (Q - 1) of its row (quad
+ * j: columns 4j .. 4j+3, those at or past C / 4 absent), all loaded at once, 16 bytes each,
+ * and the passes run over registers. A lane adds its quads in order, each quad's 4 in order,
+ * then warp_sum: a fixed order, the same bits on every run (not the loops' order above: the
+ * CPU comparisons' tolerances cover both). Q is 1, 2, 4, 6 or 8 (C up to 128, 256, 512, 768,
+ * 1024: 6 is base's, where 8 would hold 2 quads a lane for nothing, and dx's registers at 8,
+ * 157 a thread, leave one block an SM; float64, whose quads are twice the registers, stops at
+ * 4 so that the check builds do not spill). */
+#ifdef TT_DOUBLE
+#define QMAX 4
+#else
+#define QMAX 8
+#endif
+
+/* quad i of this lane's part of a row: its index in the row, or -1 where the row has none */
+static __device__ __forceinline__ int lane_quad(int i, int C)
+{
+    const int j = threadIdx.x % 32 + 32 * i;
+    return j < C / 4 ? j : -1;
+}
+
+/* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C), as layernorm_kernel; weight
+ * and bias restrict, so that their loads may go ahead of the stores to out */
+template <int Q>
+static __global__ void layernorm_quads_kernel(real *out, real *mean, real *rstd, const real *inp,
+                                              const real *__restrict__ weight,
+                                              const real *__restrict__ bias, int64_t N, int C,
+                                              real eps)
+{
+    ROW_LOOP(r, N)
+    {
+        real4 x[Q] = {};
+#pragma unroll
+        for (int i = 0; i < Q; i++)
+            if (lane_quad(i, C) >= 0) x[i] = ld_quad(inp + r * C, lane_quad(i, C));
+        real s = R(0);
+#pragma unroll
+        for (int i = 0; i < Q; i++)
+            if (lane_quad(i, C) >= 0)
+                for (int k = 0; k < 4; k++) s += x[i].v[k];
+        const real m = warp_sum(s) / (real)C;
+        real v = R(0);
+#pragma unroll
+        for (int i = 0; i < Q; i++)
+            if (lane_quad(i, C) >= 0)
+                for (int k = 0; k < 4; k++) v += (x[i].v[k] - m) * (x[i].v[k] - m);
+        const real rs = R(1) / R_SQRT(warp_sum(v) / (real)C + eps);
+#pragma unroll
+        for (int i = 0; i < Q; i++) {
+            const int j = lane_quad(i, C);
+            if (j < 0) continue;
+            const real4 w = ld_quad(weight, j), b = ld_quad(bias, j);
+            real4 y;
+            for (int k = 0; k < 4; k++) y.v[k] = (x[i].v[k] - m) * rs * w.v[k] + b.v[k];
+            st_quad(out + r * C, j, y);
+        }
+        if (threadIdx.x % 32 == 0) {
+            mean[r] = m;
+            rstd[r] = rs;
+        }
+    }
+}
+
+/* dinp (N,C) += as layernorm_dx_kernel; dout (N,C), inp (N,C), weight (C), mean (N),
+ * rstd (N). g = dy * w and x - mean are kept; dinp's quads are all loaded before the first
+ * is stored. */
+template <int Q>
+static __global__ void layernorm_dx_quads_kernel(real *dinp, const real *dout, const real *inp,
+                                                 const real *weight, const real *mean,
+                                                 const real *rstd, int64_t N, int C)
+{
+    ROW_LOOP(r, N)
+    {
+        const real m = mean[r], s = rstd[r];
+        real4 g[Q] = {}, xc[Q] = {};
+#pragma unroll
+        for (int i = 0; i < Q; i++) {
+            const int j = lane_quad(i, C);
+            if (j < 0) continue;
+            const real4 dy = ld_quad(dout + r * C, j), x = ld_quad(inp + r * C, j);
+            const real4 w = ld_quad(weight, j);
+            for (int k = 0; k < 4; k++) {
+                g[i].v[k] = MUL_RN(dy.v[k], w.v[k]);
+                xc[i].v[k] = x.v[k] - m;
+            }
+        }
+        real ga = R(0), gxa = R(0);
+#pragma unroll
+        for (int i = 0; i < Q; i++)
+            if (lane_quad(i, C) >= 0)
+                for (int k = 0; k < 4; k++) {
+                    ga += g[i].v[k];
+                    gxa += g[i].v[k] * xc[i].v[k];
+                }
+        const real gmean = warp_sum(ga) / (real)C, gxmean = warp_sum(gxa) * s / (real)C;
+        real4 dx[Q] = {};
+#pragma unroll
+        for (int i = 0; i < Q; i++)
+            if (lane_quad(i, C) >= 0) dx[i] = ld_quad(dinp + r * C, lane_quad(i, C));
+#pragma unroll
+        for (int i = 0; i < Q; i++) {
+            const int j = lane_quad(i, C);
+            if (j < 0) continue;
+            for (int k = 0; k < 4; k++)
+                dx[i].v[k] += s * (g[i].v[k] - gmean - xc[i].v[k] * s * gxmean);
+            st_quad(dinp + r * C, j, dx[i]);
+        }
+    }
+}
+
+/* the Q a row of C takes in registers, or 0 where it stays in memory: C not a multiple of 4,
+ * over 128 QMAX, or a pointer (the rows' start, the weight's) not at a quad */
+static int row_quads(int C, std::initializer_list<const void *> ptrs)
+{
+    if (C % 4 || C > 128 * QMAX || !tt_cuda_quads(ptrs)) return 0;
+    const int q = (C + 127) / 128;
+    return q <= 1 ? 1 : q <= 2 ? 2 : q <= 4 ? 4 : q <= 6 ? 6 : 8;
+}
+
+/* f(Q) with Q = q as a constant, for the q that row_quads gives (float64 instantiates no 6 or 8) */
+template <typename F> static void with_quads(int q, F f)
+{
+    using std::integral_constant;
+    if (q == 1)
+        f(integral_constant<int, 1>{});
+    else if (q == 2)
+        f(integral_constant<int, 2>{});
+    else if (q == 4)
+        f(integral_constant<int, 4>{});
+    else if constexpr (QMAX >= 8) {
+        if (q == 6)
+            f(integral_constant<int, 6>{});
+        else
+            f(integral_constant<int, 8>{});
+    }
+}
+
+void tt_cuda_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
+                               const real *weight, const real *bias, int64_t N, int C, real eps)
+{
+    if (N <= 0 || C <= 0) return;
+    const int q = row_quads(C, {out, inp, weight, bias});
+    if (q)
+        with_quads(q, [&](auto Q) {
+            layernorm_quads_kernel<Q()><<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+                out, mean, rstd, inp, weight, bias, N, C, eps);
+        });
+    else
+        layernorm_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+            out, mean, rstd, inp, weight, bias, N, C, eps);
+    TT_CUDA_CHECK(cudaGetLastError());
+}
+
 /* dinp (N,C), dweight (C), dbias (C) (any may be NULL), dout (N,C), inp (N,C), weight (C),
  * mean (N), rstd (N) */
 void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
@@ -126,8 +279,16 @@ void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const re
         },
         [&] {
             if (!dinp) return;
-            layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
-                dinp, dout, inp, weight, mean, rstd, N, C);
+            const int q = row_quads(C, {dinp, dout, inp, weight});
+            if (q)
+                with_quads(q, [&](auto Q) {
+                    layernorm_dx_quads_kernel<Q()><<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0,
+                                                     stream()>>>(dinp, dout, inp, weight, mean,
+                                                                 rstd, N, C);
+                });
+            else
+                layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
+                    dinp, dout, inp, weight, mean, rstd, N, C);
             TT_CUDA_CHECK(cudaGetLastError());
         });
 }
