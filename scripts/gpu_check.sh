@@ -21,11 +21,6 @@
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
 #     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
-#     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
-#                (the attention cases cut to one scale and the unpacked layout: in full, the
-#                suite ran past 300 s on an H100, each launch far slower than under memcheck);
-#                either one SKIP when the tool refuses the GPU ("Device not supported", as on
-#                a gVisor machine)
 #     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores
 #                staged by the threads or by cp.async, 3xTF32, TF32) forward and backward on
 #                the bench rows' shapes, the forward against cuBLAS + softmax at matmul
@@ -35,6 +30,12 @@
 #                (TT_CUDA_ATTN) at both precisions, the fastest named, and wide again with
 #                the Linears' bias outside cuBLASLt's epilogue (TT_CUDA_LT=0, the column
 #                wide-nolt: what the epilogue saves) (about 75 s), its table in the summary
+#     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
+#                (the attention cases cut to one scale and the unpacked layout: in full, the
+#                suite ran past 300 s on an H100, each launch far slower than under memcheck);
+#                either sanitizer step SKIPs when the tool refuses the GPU ("Device not
+#                supported", as on a gVisor machine). It runs after attention: its time is the
+#                least known (cut at its 300 s on 2026-11-24, before the light cut)
 #     attention-ncu  ncu over the fused attention kernels of bench_step base's first step
 #                (12 forward launches, 3 each of dq and dkv), once per arithmetic (TT_CUDA_ATTN
 #                wide, pipelined, 3xtf32, tf32): time, SM and memory throughput, occupancy,
@@ -77,24 +78,26 @@
 # pkg-config does not find them. That bundle was tried here with the system's copies hidden
 # (a mount namespace): build and suites passed on it.
 #
-# On the device tool (.library/device/README.md): a machine goes back 30 s after a call, so
-# nearly every call starts a bare one (about 30 s of the budget on 2026-11-24) and must build
-# first (17 s on an H100 machine's 16 cores; 73 s on 2 here); one call runs at most 600 s and
-# brings back 8 files (summary.txt and one log a step); a session has 1800 s, and a call that
-# would not leave enough for a machine's start is refused. So two full calls (the first took
-# 397 s, the second 394 s on 2026-11-24), then a short one if at least 6 minutes are left,
-# each with carry [".device"] and timeout_s 600:
-#   1. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build cuda train \
-#        dump memcheck racecheck attention     (correctness first: 8 files exactly)
-#   2. source .device/env.sh && GPU_CHECK_BUDGET=580 scripts/gpu_check.sh build bench
-#   3. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build attention-ncu \
-#        suites profile      (attention-ncu untried on a GPU yet: 150 s at most for each of its
-#        four runs)
+# On the device tool (.library/device/README.md): since 2026-11-27 a task that is lent a GPU
+# has 15 minutes of device time in all (every start, idle wait and call counts; no machine
+# starts with under 4 minutes left), where it had 30 before; a machine goes back 30 s after a
+# call, so a second call made at once finds it warm, with build/cuda still there. One call
+# runs at most 600 s and brings back 8 files (summary.txt and one log a step). Timings of
+# 2026-11-24 (H100): a start about 30-60 s, build 17 s (73 s on 2 cores here), build cuda
+# train dump memcheck racecheck attention 397 s with racecheck cut at its 300 s, bench 392 s
+# (246 s with torch.compile on base's rows alone). So two calls, the second at once, each with
+# carry [".device"] and timeout_s 600:
+#   1. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build cuda train \
+#        dump memcheck attention racecheck   (correctness first, then which attention is
+#        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
+#   2. source .device/env.sh && GPU_CHECK_BUDGET=300 scripts/gpu_check.sh build bench
+#        (the step starts no torch.compile run past its budget; base's compiled rows go first)
+# and, only if a third call would still find more than 5 minutes: build attention-ncu profile.
 # Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda train dump memcheck racecheck attention attention-ncu suites bench profile)
+ALL_STEPS=(build cuda train dump memcheck attention racecheck attention-ncu suites bench profile)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -460,7 +463,6 @@ if wanted dump; then
 fi
 
 wanted memcheck && sanitize memcheck
-wanted racecheck && sanitize racecheck
 
 if wanted attention; then
     log=$LOGS/attention.log
@@ -480,6 +482,8 @@ if wanted attention; then
         fi
     fi
 fi
+
+wanted racecheck && sanitize racecheck
 
 if wanted attention-ncu; then
     log=$LOGS/attention_ncu.log
