@@ -382,11 +382,13 @@ cuda-paths:
 	@echo "CUDA_HOME  $(CUDA_HOME)"
 	@echo "libraries  $(CUDA_LIBS)"
 	@echo "NCCL       $(or $(NCCL_SO),none: TT_NCCL=1 and cuda over ranks are refused)"
-	@echo "found (cuda_runtime.h, cublas_v2.h, nccl.h, libcudart, libcublas, libnccl):"
+	@echo "found (cuda_runtime.h, cublas_v2.h, cublasLt.h, nccl.h, libcudart, libcublas," \
+	    "libcublasLt, libnccl):"
 	@for d in $(sort $(CUDA_HOME) /usr/local/cuda /usr/include /usr/lib/x86_64-linux-gnu \
 	    $(NVIDIA_WHEELS)); do [ -d "$$d" ] && find -L "$$d" -maxdepth 4 \( -name \
-	    cuda_runtime.h -o -name cublas_v2.h -o -name nccl.h -o -name 'libcudart.so*' -o -name \
-	    'libcublas.so*' -o -name 'libnccl.so*' \) 2>/dev/null; done | sort -u | sed 's/^/  /'
+	    cuda_runtime.h -o -name cublas_v2.h -o -name cublasLt.h -o -name nccl.h -o -name \
+	    'libcudart.so*' -o -name 'libcublas.so*' -o -name 'libcublasLt.so*' -o -name \
+	    'libnccl.so*' \) 2>/dev/null; done | sort -u | sed 's/^/  /'
 
 # bench: the matmul op, then a full training step against PyTorch, the standard table
 # (bench/README.md). make bench CONFIG=FILE.json: only that config's row (the step as ./train
