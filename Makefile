@@ -8,6 +8,7 @@
 #                      tiny small medium base at matmul precision highest and high (~7 min)
 #   make CUDA=1 bench-attention  the fused CUDA attention against cuBLAS + softmax (a GPU)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
+#   make CUDA=1 ptxas  every kernel's registers and spills from ptxas (nvcc, no GPU needed)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
 #   make CUDA_EMU=1 test-emu  the CUDA backend's code on an emulated GPU (no GPU needed): its
 #                      CUDA suite, under build/cuda-emu (tests/cuda_emu); with DEBUG=1 under
@@ -369,6 +370,15 @@ NVCC ?= nvcc
 .PHONY: header-check
 header-check:
 	@tests/cxx/check.sh $(CXX) $(NVCC)
+
+# ptxas (CUDA=1): ptxas's resource report of every kernel, sm_80 and sm_90, float32 and float64
+# (registers, stack, spill stores and loads, static shared memory), then the float32 kernels
+# that spill (scripts/ptxas_report.sh); STRICT=1 fails where one does. Needs nvcc, no GPU.
+.PHONY: ptxas
+ptxas:
+	$(if $(filter 1,$(CUDA)),,$(error ptxas reads the CUDA build's kernels. HINT: make CUDA=1 \
+	  ptxas))
+	@NVCC="$(NVCC)" NVFLAGS="$(NVFLAGS)" scripts/ptxas_report.sh $(if $(filter 1,$(STRICT)),--strict)
 
 # cuda-paths (CUDA=1): the toolkit, libraries and NCCL this build uses, then where the headers
 # and libraries it looks for lie on this machine: what to read when make CUDA=1 fails on an
