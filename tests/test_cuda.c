@@ -332,24 +332,15 @@ SLOT(SOFTMAX, "softmax_forward", d->softmax_forward(p[0], p[1], c->N, c->C),
      {"out", OUT, SNC, F}, {"inp", IN, SNC, F})
 SLOT(SOFTMAX_BWD, "softmax_backward", d->softmax_backward(p[0], p[1], p[2], c->N, c->C),
      {"dinp", GRAD, SNC, F}, {"out", IN, SNC, F}, {"dout", IN, SNC, F})
-SLOT(LN, "layernorm_forward",
-     d->layernorm_forward(p[0], p[1], p[2], p[3], p[4], p[5], c->N, c->C, c->s),
-     {"out", OUT, SNC, F}, {"mean", OUT, SR, F}, {"rstd", OUT, SR, F}, {"inp", IN, SNC, F},
-     {"weight", IN, SC, F}, {"bias", IN, SC, F})
-SLOT(LN_BWD, "layernorm_backward",
-     d->layernorm_backward(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], c->N, c->C),
-     {"dinp", GRAD, SNC, F}, {"dweight", GRAD, SC, F}, {"dbias", GRAD, SC, F},
-     {"dout", IN, SNC, F}, {"inp", IN, SNC, F}, {"weight", IN, SC, F}, {"mean", IN, SR, F},
-     {"rstd", IN, SR, F})
-/* the two with their rows (and forward's weight) c->stride[0..2] elements past their buffers'
- * starts, lengths c->x[0] (rows) and c->x[1] (weight): where one is off a quad's alignment,
- * cuda/layernorm.cu keeps the rows in memory */
-SLOT(LN_AT, "layernorm_forward", real *const *q = (real *const *)p; const int64_t *o = c->stride;
+/* layernorm with its rows (and forward's weight) c->stride[0..2] elements past their buffers'
+ * starts (0 unless set), lengths c->x[0] (rows) and c->x[1] (forward's weight): where one is
+ * off a quad's alignment, cuda/layernorm.cu keeps the rows in memory */
+SLOT(LN, "layernorm_forward", real *const *q = (real *const *)p; const int64_t *o = c->stride;
      d->layernorm_forward(q[0] + o[0], q[1], q[2], q[3] + o[1], q[4] + o[2], q[5], c->N, c->C,
                           c->s),
      {"out", OUT, X0, F}, {"mean", OUT, SR, F}, {"rstd", OUT, SR, F}, {"inp", IN, X0, F},
      {"weight", IN, X1, F}, {"bias", IN, SC, F})
-SLOT(LN_BWD_AT, "layernorm_backward", real *const *q = (real *const *)p;
+SLOT(LN_BWD, "layernorm_backward", real *const *q = (real *const *)p;
      const int64_t *o = c->stride;
      d->layernorm_backward(q[0] + o[0], q[1], q[2], q[3] + o[1], q[4] + o[2], q[5], q[6], q[7],
                            c->N, c->C),
@@ -525,13 +516,13 @@ START_TEST(test_rows)
         kc_free(&f);
 
         /* layernorm of rows with a mean near 2; backward with each gradient NULL or not */
-        f = (kcase){.N = N, .C = C, .s = R(1e-5)};
+        f = (kcase){.N = N, .C = C, .s = R(1e-5), .x = {NC, C}};
         kc_new(&f, &LN, 0, NULL);
         x = f.a[3].init;
         for (int64_t i = 0; i < NC; i++) x[i] += R(2);
         kc_check(&f);
         for (int nulls = 0; nulls < 7; nulls++) {
-            c = (kcase){.N = N, .C = C};
+            c = (kcase){.N = N, .C = C, .x = {NC}};
             kc_new(&c, &LN_BWD, nulls, NULL);
             for (int i = 0; i < 4; i++) kc_copy(&c, LN_FROM[i][0], &f, LN_FROM[i][1]);
             kc_run(&c);
@@ -555,13 +546,13 @@ START_TEST(test_rows)
             const int C = LNQ[s].C;
             kcase f = {.N = N, .C = C, .s = R(1e-5), .x = {N * C + 1, C + 1}};
             for (int k = 0; k < 3; k++) f.stride[k] = v == k + 1;
-            kc_new(&f, &LN_AT, 0, LN_OFF[v]);
+            kc_new(&f, &LN, 0, LN_OFF[v]);
             real *x = f.a[3].init;
             for (int64_t i = 0; i < N * C + 1; i++) x[i] += R(2);
             kc_check(&f);
             kcase c = {.N = N, .C = C, .x = {N * C + 1}};
             for (int k = 0; k < 3; k++) c.stride[k] = v == k + 1;
-            kc_new(&c, &LN_BWD_AT, 0, LN_OFF[v]);
+            kc_new(&c, &LN_BWD, 0, LN_OFF[v]);
             kc_copy(&c, 4, &f, 3); /* inp, mean, rstd */
             kc_copy(&c, 6, &f, 1);
             kc_copy(&c, 7, &f, 2);
@@ -984,7 +975,7 @@ END_TEST
 START_TEST(test_determinism)
 {
     NEED_GPU();
-    const kcase sizes[] = {{.N = 4099, .C = 257}, {.N = 4099, .C = 257},
+    const kcase sizes[] = {{.N = 4099, .C = 257}, {.N = 4099, .C = 257, .x = {4099 * 257}},
                            {.N = 4099, .C = 65, .V = 7}, {.n = (1 << 20) + 7},
                            {.n = (1 << 20) + 7}, {.N = 1001, .V = 1000}};
     const slot *const slots[] = {&BIAS_BWD, &LN_BWD, &EMBED_BWD, &SUMSQ, &SUM, &CE};

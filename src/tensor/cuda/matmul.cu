@@ -22,9 +22,9 @@ void tt_cuda_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real 
 {
     if (M <= 0 || N <= 0 || batch <= 0) return;
     /* K == 0: C = beta C, which cuBLAS does too */
-    TT_CUBLAS_CHECK(GEMM_STRIDED(tt_cuda_blas().blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                 N, M, K, &alpha, B, ldb, sB, A, lda, sA, &beta, C, ldc, sC,
-                                 batch));
+    TT_CUBLAS_CHECK(GEMM_STRIDED(tt_cuda_blas().blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                 ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, sB, A,
+                                 lda, sA, &beta, C, ldc, sC, batch));
 }
 
 static void gemm_op(const tt_gemm_op *g)
