@@ -801,11 +801,14 @@ END_TEST
 
 /* T = 1: one key per row; HS = 1: one channel per head; the larger ones span several tiles
  * (T 129: three chunks of 64 keys, and two of ds_rows's rounds of 128 columns, the second
- * with one; HS 97: two chunks of the head dimension, odd) */
+ * with one; HS 97: two chunks of the head dimension, odd). T 36, HS 6: the staging's 16-byte
+ * copies (attention.cuh copy_tile) where rows of T and of NH HS are whole quads (the saved
+ * weights' chunks, head 0's in float32), one quad cut short (6 = 4 + 2), head 1 off a quad's
+ * alignment (the copies of one real) */
 static const struct {
     int B, T, NH, HS;
-} ATT[] = {{2, 1, 1, 1},   {3, 5, 3, 5},   {2, 7, 1, 8},   {3, 13, 3, 8},
-           {2, 33, 2, 16}, {1, 65, 2, 64}, {2, 129, 1, 32}, {1, 37, 2, 97}};
+} ATT[] = {{2, 1, 1, 1},   {3, 5, 3, 5},   {2, 7, 1, 8},    {3, 13, 3, 8}, {2, 33, 2, 16},
+           {1, 65, 2, 64}, {2, 129, 1, 32}, {1, 37, 2, 97}, {2, 36, 2, 6}};
 
 /* padding at the end of each sequence, the last all padding, an inner key (3) in the first */
 static void fill_pad(int32_t *pad, int B, int T)

@@ -607,6 +607,10 @@ void emu::copy_async(void *dst, const void *src, size_t n, size_t have)
         fail("cp.async of %zu bytes, %zu of them from the source", n, have);
     if ((uintptr_t)dst % n || (uintptr_t)src % n)
         fail("cp.async of %zu bytes from %p to %p: both must be %zu-byte aligned", n, src, dst, n);
+    /* the source must be a readable address even where nothing is copied from it (have 0):
+     * the kernels point such copies inside their buffers, and a guard page past a buffer
+     * shows one that does not */
+    if (have == 0) (void)*(const volatile char *)src;
     const async_copy c = {dst, src, n, have};
     if ((blockIdx.x + blockIdx.y + blockIdx.z) & 1) land(c); /* odd blocks: at once */
     else my_copies().open.push_back(c);

@@ -7,11 +7,12 @@
  * dq_kernel left in the scratch. Every product gives a (32, 64) tile as a 4 x 2 register tile
  * per thread over shared tiles; every sum runs in a fixed order, and there are no atomics.
  * These are the float-core kernels: a warp computes a 16 x 16 square of a tile, reading
- * 16-byte vectors. Their operands are staged in shared memory a chunk at a time through two
- * buffers (attention.cuh's pipeline), in one of two ways (template argument ASYNC): loaded
- * and stored by the threads between one chunk's products and the next (TT_CUDA_ATTN_WIDE),
- * or copied by cp.async while the chunk before is multiplied (TT_CUDA_ATTN_PIPE). The sums
- * are the same either way. attention_tc.cu has the same three kernels on tensor cores; the
+ * 16-byte vectors. Their operands are staged in shared memory a chunk at a time through a
+ * ring of buffers (attention.cuh's pipeline), in one of two ways (template argument ASYNC):
+ * loaded and stored by the threads between one chunk's products and the next, two buffers
+ * (TT_CUDA_ATTN_WIDE), or copied by cp.async while the chunks before are multiplied, three
+ * buffers, the first chunks of P V and dS K on their way during the row passes
+ * (TT_CUDA_ATTN_PIPE). The sums are the same either way. attention_tc.cu has the same three kernels on tensor cores; the
  * launchers here pick one by tt_cuda_attention_set_math (cuda.h). */
 #include "tensor/cuda/attention.cuh"
 
@@ -66,10 +67,19 @@ static __device__ void store_tile(real *dst, int64_t ldd, const real acc[RW][CW]
 /* A chunk stages WKC of the inner dimension: (rows, WKC) chunks at row stride WLD, 16-byte
  * rows 4 banks apart. STAGE_REALS is one staging buffer of the forward and dq kernels (A and B
  * of a product of rows; the (WKC, CT) chunk of the score rows' products fits in it), DKV_REALS
- * one of dkv's; each kernel has two (pipeline). The forward and dq kernels' score rows follow
- * their buffers. */
+ * one of dkv's; each kernel has stages() of them (pipeline). The forward and dq kernels' score
+ * rows follow their buffers. */
 #define WKC 64
 #define WLD (WKC + 4)
+/* Buffers a pipeline has (attention.cuh): staged by cp.async (ASYNC), three in float32, so
+ * that two chunks are on their way while one is multiplied (with base's T = 256 two blocks of
+ * the forward kernel still fit an SM of an H100: 2 x 111 KiB); two in float64, whose checks
+ * need no speed and whose buffers are twice the size; the threads' staging, two: its loads
+ * are waited for where they are issued, so buffers further ahead would hold nothing. */
+template <bool ASYNC> TT_HD constexpr int stages(void)
+{
+    return ASYNC && sizeof(real) == 4 ? 3 : 2;
+}
 #define STAGE_REALS ((ROWS + CT) * WLD)
 #define DKV_REALS (WKC * (ROWS + CT))
 static_assert(WKC * CT <= STAGE_REALS && STAGE_REALS % 4 == 0 && DKV_REALS % 4 == 0,
@@ -159,12 +169,12 @@ static __device__ __forceinline__ void cols_mac(real acc[RW][CW], const real *Ws
 }
 
 /* A chunk's staging, with keep (NULL: none) D = src keep s: ASYNC (TT_CUDA_ATTN_PIPE) through
- * cp.async, in while the previous chunk is used, keep's bytes waiting in kb for apply_keep
+ * cp.async, in while the chunks before are used, keep's bytes waiting in kb for apply_keep
  * once it lands; else (TT_CUDA_ATTN_WIDE) loaded and stored by the threads, kept() applied,
  * in place when it returns */
 template <bool ASYNC, int NR, int NC>
 static __device__ __forceinline__ void stage_tile(real *dst, int ldt, const real *src,
-                                                  const uint8_t *keep, uint8_t *kb, real s,
+                                                  const uint8_t *keep, uint32_t *kb, real s,
                                                   int64_t lds, int nr, int nc)
 {
     if (ASYNC) copy_kept_tile<NR, NC>(dst, ldt, src, keep, kb, lds, nr, nc);
@@ -174,19 +184,20 @@ static __device__ __forceinline__ void stage_tile(real *dst, int ldt, const real
 /* S[r lds + j] = alpha (A B^T)[i0 + r, j] for ROWS rows and keys j < kend: A, B (T, HS) head
  * blocks of row strides lda, ldb (Q K^T, dO V^T); chunk c is key tile c / nd, head columns
  * WKC (c % nd) onwards. With one chunk of head columns (nd 1, HS <= WKC) A's chunk is the same
- * for every key tile: ASYNC stages it in each buffer once, by chunks 0 and 1 (the threads'
- * staging does it every time: skipping it cost forward_kernel a spill, ptxas sm_90). */
+ * for every key tile: ASYNC stages it in each buffer once, by the first chunk in each (the
+ * threads' staging does it every time: skipping it cost forward_kernel a spill, ptxas sm_90). */
 template <bool ASYNC>
 static __device__ void scores(real *S, int lds, real alpha, real *tiles, const real *A, int lda,
                               const real *B, int ldb, int i0, int kend, int T, int HS)
 {
+    constexpr int NST = stages<ASYNC>();
     const int nd = (HS + WKC - 1) / WKC, n = (kend + CT - 1) / CT * nd;
     real acc[RW][CW];
-    pipeline(
+    pipeline<NST>(
         n, tiles, STAGE_REALS,
-        [&](int c, real *b) {
+        [&](int c, real *b, int) {
             const int j0 = c / nd * CT, d0 = c % nd * WKC;
-            if (!ASYNC || nd > 1 || c < 2)
+            if (!ASYNC || nd > 1 || c < NST)
                 stage_tile<ASYNC, ROWS, WKC>(b, WLD, A + (int64_t)i0 * lda + d0, NULL, NULL, R(1),
                                              lda, T - i0, HS - d0);
             stage_tile<ASYNC, CT, WKC>(b + ROWS * WLD, WLD, B + (int64_t)j0 * ldb + d0, NULL,
@@ -203,59 +214,85 @@ static __device__ void scores(real *S, int lds, real alpha, real *tiles, const r
         });
 }
 
+/* rows_times's chunk c of M (T, HS), a head block of row stride ldm, over keys < kend, into
+ * b: head columns CT (c / nk) onwards over keys WKC (c % nk) onwards (nk = keys_chunks) */
+static __device__ __forceinline__ int keys_chunks(int kend)
+{
+    return (kend + WKC - 1) / WKC;
+}
+
+template <bool ASYNC>
+static __device__ __forceinline__ void rows_stage(int c, real *b, const real *M, int ldm,
+                                                  int kend, int HS)
+{
+    const int nk = keys_chunks(kend), d0 = c / nk * CT, j0 = c % nk * WKC;
+    stage_tile<ASYNC, WKC, CT>(b, CT, M + (int64_t)j0 * ldm + d0, NULL, NULL, R(1), ldm,
+                               kend - j0, HS - d0);
+}
+
+/* rows_times's first chunks on their way, the buffers free: a kernel calls it before the row
+ * passes that make rows_times's W, so that M comes in meanwhile */
+template <bool ASYNC>
+static __device__ __forceinline__ void rows_prefetch(real *tiles, const real *M, int ldm,
+                                                     int kend, int HS)
+{
+    pipeline_start<stages<ASYNC>()>(
+        (HS + CT - 1) / CT * keys_chunks(kend), tiles, STAGE_REALS,
+        [&](int c, real *b, int) { rows_stage<ASYNC>(c, b, M, ldm, kend, HS); });
+}
+
 /* dst = alpha W M (add: +=) for rows r < nr: W the block's score rows (row stride lds, zeros
- * from kend to a multiple of 4), M (T, HS) a head block of row stride ldm (P V, dS K); chunk c
- * is head columns CT (c / nk) onwards over keys WKC (c % nk) onwards */
+ * from kend to a multiple of 4), M (T, HS) a head block of row stride ldm (P V, dS K), in
+ * rows_stage's chunks; started: rows_prefetch has issued the first (then the first barrier
+ * of the pipeline also waits for the row passes' writes to W), else the threads' staging */
 template <bool ASYNC>
 static __device__ void rows_times(real *dst, int64_t ldd, real alpha, bool add, int nr,
                                   real *tiles, const real *W, int lds, const real *M, int ldm,
                                   int kend, int HS)
 {
-    const int nk = (kend + WKC - 1) / WKC, n = (HS + CT - 1) / CT * nk;
+    constexpr int NST = stages<ASYNC>();
+    const int nk = keys_chunks(kend), n = (HS + CT - 1) / CT * nk;
     real acc[RW][CW];
-    pipeline(
-        n, tiles, STAGE_REALS,
-        [&](int c, real *b) {
-            const int d0 = c / nk * CT, j0 = c % nk * WKC;
-            stage_tile<ASYNC, WKC, CT>(b, CT, M + (int64_t)j0 * ldm + d0, NULL, NULL, R(1), ldm,
-                                       kend - j0, HS - d0);
-        },
-        land_nothing(),
-        [&](int c, real *b) {
-            const int d0 = c / nk * CT, j0 = c % nk * WKC;
-            if (j0 == 0) zero_acc(acc);
-            smem_rows_mac(acc, W + j0, lds, b, round_up(imin(WKC, kend - j0), 4));
-            if (j0 + WKC >= kend)
-                store_tile<ROWS_SPREAD, COLS_PAIRED>(dst + d0, ldd, acc, alpha, add, nr,
-                                                     HS - d0);
-        });
+    auto stage = [&](int c, real *b, int) { rows_stage<ASYNC>(c, b, M, ldm, kend, HS); };
+    if (!ASYNC) {
+        __syncthreads(); /* the row passes' W; the buffers' readers are done */
+        pipeline_start<NST>(n, tiles, STAGE_REALS, stage);
+    }
+    pipeline_run<NST>(n, tiles, STAGE_REALS, stage, land_nothing(), [&](int c, real *b) {
+        const int d0 = c / nk * CT, j0 = c % nk * WKC;
+        if (j0 == 0) zero_acc(acc);
+        smem_rows_mac(acc, W + j0, lds, b, round_up(imin(WKC, kend - j0), 4));
+        if (j0 + WKC >= kend)
+            store_tile<ROWS_SPREAD, COLS_PAIRED>(dst + d0, ldd, acc, alpha, add, nr, HS - d0);
+    });
 }
 
 /* dst += alpha W^T M for ROWS columns of W from j0 (dst's rows r < nr), summed over rows i in
  * [i_lo, T): W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T,
  * HS) a head block of row stride ldm (dS^T Q, D^T dO); chunk c is head columns CT (c / nt)
- * onwards over rows i_lo + WKC (c % nt) onwards. ASYNC: the keep bytes of the chunk on its way
- * wait in kb until it is in. */
+ * onwards over rows i_lo + WKC (c % nt) onwards. ASYNC: the keep bytes of a chunk on its way
+ * wait in its slot's kb until it is in. */
 template <bool ASYNC>
 static __device__ void cols_times(real *dst, int64_t ldd, real alpha, int nr, real *tiles,
                                   const real *W, const uint8_t *keep, real s, const real *M,
                                   int ldm, int j0, int i_lo, int T, int HS)
 {
+    constexpr int NST = stages<ASYNC>();
     const int nt = (T - i_lo + WKC - 1) / WKC, n = (HS + CT - 1) / CT * nt;
     real acc[RW][CW];
-    uint8_t kb[WKC * ROWS / THREADS];
-    pipeline(
+    uint32_t kb[NST][KEEP_WORDS(WKC, ROWS)]; /* by slot */
+    pipeline<NST>(
         n, tiles, DKV_REALS,
-        [&](int c, real *b) {
+        [&](int c, real *b, int slot) {
             const int d0 = c / nt * CT, t0 = i_lo + c % nt * WKC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, W + w0, keep ? keep + w0 : NULL, kb, s, T,
-                                         T - t0, T - j0);
+            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, W + w0, keep ? keep + w0 : NULL, kb[slot], s,
+                                         T, T - t0, T - j0);
             stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT, M + (int64_t)t0 * ldm + d0, NULL, NULL,
                                        R(1), ldm, T - t0, HS - d0);
         },
-        [&](int, real *b) {
-            if (ASYNC && keep) apply_keep<WKC, ROWS>(b, ROWS, kb, s);
+        [&](int, real *b, int slot) {
+            if (ASYNC && keep) apply_keep<WKC, ROWS>(b, ROWS, kb[slot], s);
         },
         [&](int c, real *b) {
             const int d0 = c / nt * CT, t = c % nt * WKC, t0 = i_lo + t;
@@ -277,7 +314,7 @@ TT_HD static inline int score_stride(int T)
 
 /* out (B,T,ldo): O; att (B,NH,T,T): P; keep (B,NH,T,T) or NULL (no dropout); q, k, v
  * (B,T,ld*) read at head h's columns; pad (B,T) or NULL. Block (row tile, h, b); dynamic
- * shared memory rows_smem: two staging buffers and ROWS score rows. */
+ * shared memory rows_smem: the staging buffers and ROWS score rows. */
 template <bool ASYNC>
 static __global__ void __launch_bounds__(THREADS, 2)
     forward_kernel(real *out, real *att, uint8_t *keep, const real *q, const real *k,
@@ -287,13 +324,14 @@ static __global__ void __launch_bounds__(THREADS, 2)
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(16) unsigned char smem[];
     const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = score_stride(T);
-    real *tiles = (real *)smem, *S = tiles + 2 * STAGE_REALS;
+    real *tiles = (real *)smem, *S = tiles + stages<ASYNC>() * STAGE_REALS;
     const int64_t bh = head_index(a);
     q += head_at(a, a.ldq);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
     scores<ASYNC>(S, lds, a.scale, tiles, q, a.ldq, k, a.ldk, i0, kend, T, HS);
-    __syncthreads(); /* a warp's score rows came from other warps */
+    __syncthreads(); /* a warp's score rows came from other warps; the buffers are free */
+    if (ASYNC) rows_prefetch<ASYNC>(tiles, v, a.ldv, kend, HS); /* in during the softmax */
     softmax_rows(S, lds, round_up(T, 4), att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL,
                  a.causal, at, thr, s, bh, T, i0, kend);
     rows_times<ASYNC>(out + head_at(a, a.ldo) + (int64_t)i0 * a.ldo, a.ldo, R(1), false, T - i0,
@@ -310,13 +348,14 @@ static __global__ void __launch_bounds__(THREADS, 2)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = score_stride(T);
-    real *tiles = (real *)smem, *S = tiles + 2 * STAGE_REALS;
+    real *tiles = (real *)smem, *S = tiles + stages<ASYNC>() * STAGE_REALS;
     const int64_t bh = head_index(a);
     dout += head_at(a, a.ldo);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
     scores<ASYNC>(S, lds, R(1), tiles, dout, a.ldo, v, a.ldv, i0, kend, T, HS);
     __syncthreads(); /* as in forward_kernel */
+    if (ASYNC && dq) rows_prefetch<ASYNC>(tiles, k, a.ldk, kend, HS); /* in during dS */
     ds_rows(S, lds, round_up(T, 4), ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return; /* the same for the whole block */
     rows_times<ASYNC>(dq + head_at(a, a.ldq) + (int64_t)i0 * a.ldq, a.ldq, a.scale, true, T - i0,
@@ -365,14 +404,18 @@ tt_cuda_attn_math tt_cuda_attention_math(void) { return math_mode; }
 
 static int tc_passes(void) { return math_mode == TT_CUDA_ATTN_TF32 ? 1 : 3; }
 
-/* dynamic shared memory of forward_kernel and dq_kernel: two buffers and ROWS score rows */
-static size_t rows_smem(int T)
+/* dynamic shared memory of forward_kernel and dq_kernel: the buffers and ROWS score rows */
+template <bool ASYNC> static size_t rows_smem(int T)
 {
-    return (2 * STAGE_REALS + (size_t)ROWS * (size_t)score_stride(T)) * sizeof(real);
+    return (stages<ASYNC>() * STAGE_REALS + (size_t)ROWS * (size_t)score_stride(T)) *
+           sizeof(real);
 }
 
-/* of dkv_kernel: two buffers (48 KiB in float32, so allowed past the default only in float64) */
-static const size_t dkv_smem = 2 * DKV_REALS * sizeof(real);
+/* of dkv_kernel: the buffers (24 KiB each in float32, 48 KiB in float64) */
+template <bool ASYNC> static size_t dkv_smem(void)
+{
+    return stages<ASYNC>() * DKV_REALS * sizeof(real);
+}
 
 template <bool ASYNC>
 static void forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
@@ -380,8 +423,8 @@ static void forward(real *out, real *att, uint8_t *keep, const real *q, const re
                     uint32_t thr, real s)
 {
     static size_t allowed;
-    allow_smem((const void *)forward_kernel<ASYNC>, &allowed, rows_smem(a->T), a->T);
-    forward_kernel<ASYNC><<<grid_of(a), THREADS, rows_smem(a->T),
+    allow_smem((const void *)forward_kernel<ASYNC>, &allowed, rows_smem<ASYNC>(a->T), a->T);
+    forward_kernel<ASYNC><<<grid_of(a), THREADS, rows_smem<ASYNC>(a->T),
                             (cudaStream_t)tt_cuda_stream()>>>(out, att, keep, q, k, v, pad, *a,
                                                               at, tt_cuda_step_vary(), thr, s);
     TT_CUDA_CHECK(cudaGetLastError());
@@ -412,16 +455,16 @@ static void backward(real *dq, real *dk, real *dv, real *ds, const real *dout, c
 {
     static size_t allowed, allowed_dkv;
     cudaStream_t st = (cudaStream_t)tt_cuda_stream();
+    const size_t rows = rows_smem<ASYNC>(a->T), cols = dkv_smem<ASYNC>();
     if (dq || dk) {
-        allow_smem((const void *)dq_kernel<ASYNC>, &allowed, rows_smem(a->T), a->T);
-        dq_kernel<ASYNC><<<grid_of(a), THREADS, rows_smem(a->T), st>>>(dq, ds, dout, att, keep,
-                                                                       k, v, *a, s);
+        allow_smem((const void *)dq_kernel<ASYNC>, &allowed, rows, a->T);
+        dq_kernel<ASYNC><<<grid_of(a), THREADS, rows, st>>>(dq, ds, dout, att, keep, k, v, *a, s);
         TT_CUDA_CHECK(cudaGetLastError());
     }
     if (dk || dv) {
-        allow_smem((const void *)dkv_kernel<ASYNC>, &allowed_dkv, dkv_smem, a->T);
-        dkv_kernel<ASYNC><<<grid_of(a), THREADS, dkv_smem, st>>>(dk, dv, ds, dout, att, keep, q,
-                                                                 *a, s);
+        allow_smem((const void *)dkv_kernel<ASYNC>, &allowed_dkv, cols, a->T);
+        dkv_kernel<ASYNC><<<grid_of(a), THREADS, cols, st>>>(dk, dv, ds, dout, att, keep, q, *a,
+                                                             s);
         TT_CUDA_CHECK(cudaGetLastError());
     }
 }

@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 /* A block: 8 warps over ROWS rows, RW rows per warp in the row passes; products go over chunks
  * staged in shared memory (attention.cu's WKC, attention_tc.cu's KC of the inner dimension)
  * and give column tiles CT wide. */
@@ -134,6 +136,26 @@ static __device__ __forceinline__ void copy_async(real *dst, const real *src, bo
 #endif
 }
 
+/* VEC reals in 16 bytes: one copy_async16 moves them */
+#define VEC ((int)(16 / sizeof(real)))
+
+/* dst[0 .. VEC) = src[0 .. have), zeros after (have <= VEC): one 16-byte cp.async, both
+ * pointers 16-byte aligned; it bypasses L1 (.cg: only 16-byte copies may), as the operands
+ * are read once a block, again only by other blocks, through L2 */
+static __device__ __forceinline__ void copy_async16(real *dst, const real *src, int have)
+{
+#if defined(__CUDA_ARCH__)
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(have * (int)sizeof(real))
+                 : "memory");
+#elif defined(TT_CUDA_EMULATED)
+    emu::copy_async(dst, src, 16, (size_t)have * sizeof(real));
+#else
+    (void)dst, (void)src, (void)have;
+#endif
+}
+
 static __device__ __forceinline__ void copies_commit(void)
 {
 #if defined(__CUDA_ARCH__)
@@ -153,12 +175,27 @@ template <int N> static __device__ __forceinline__ void copies_wait(void)
 }
 
 /* load_tile's element map without keep or transpose, through copy_async: dst[r ldt + c] =
- * src[r lds + c] for r < NR, c < NC, zeros past nr, nc; nothing lands before copies_wait */
+ * src[r lds + c] for r < NR, c < NC, zeros past nr, nc; nothing lands before copies_wait.
+ * Where src, lds and ldt allow it (and vec: a caller that maps the elements to threads itself,
+ * as fetch_keep does, says false), VEC reals a copy: a quarter of the instructions. */
 template <int NR, int NC>
 static __device__ __forceinline__ void copy_tile(real *dst, int ldt, const real *src, int64_t lds,
-                                                 int nr, int nc)
+                                                 int nr, int nc, bool vec = true)
 {
     static_assert(NR * NC % THREADS == 0, "a tile is whole rounds of the block's threads");
+    if constexpr (NC % VEC == 0 && NR * NC / VEC % THREADS == 0) {
+        if (vec && ldt % VEC == 0 && lds % VEC == 0 && (uintptr_t)src % 16 == 0) {
+#pragma unroll
+            for (int u = 0; u < NR * NC / VEC / THREADS; u++) {
+                const int e = (int)threadIdx.x + u * THREADS, r = e / (NC / VEC);
+                const int c = e % (NC / VEC) * VEC, have = r < nr ? imin(VEC, nc - c) : 0;
+                /* past the edge: nothing read, from an aligned element inside */
+                const int64_t at = (int64_t)imin(r, nr - 1) * lds + (have > 0 ? c : 0);
+                copy_async16(dst + r * ldt + c, src + at, have > 0 ? have : 0);
+            }
+            return;
+        }
+    }
 #pragma unroll
     for (int u = 0; u < NR * NC / THREADS; u++) {
         const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
@@ -167,31 +204,39 @@ static __device__ __forceinline__ void copy_tile(real *dst, int ldt, const real 
     }
 }
 
-/* The keep bytes of the elements copy_tile<NR, NC> copies for this thread (clamped as its
- * sources are), and, once they are in, load_tile's kept() applied to them in place: the
- * dropout mask of a staged D = att keep s, its bytes loaded while the chunk is on its way. */
+/* The keep bytes of the elements copy_tile<NR, NC> copies for this thread one at a time
+ * (clamped as its sources are), packed four to a word, and, once they are in, load_tile's
+ * kept() applied to them in place: the dropout mask of a staged D = att keep s, its bytes
+ * loaded while the chunk is on its way. */
+#define KEEP_WORDS(NR, NC) (((NR) * (NC) / THREADS + 3) / 4)
+
 template <int NR, int NC>
-static __device__ __forceinline__ void fetch_keep(uint8_t kb[NR * NC / THREADS],
+static __device__ __forceinline__ void fetch_keep(uint32_t kb[KEEP_WORDS(NR, NC)],
                                                   const uint8_t *keep, int64_t lds, int nr,
                                                   int nc)
 {
+    uint8_t x[NR * NC / THREADS];
 #pragma unroll
     for (int u = 0; u < NR * NC / THREADS; u++) {
         const int e = (int)threadIdx.x + u * THREADS, r = e / NC, c = e % NC;
-        kb[u] = keep[(int64_t)imin(r, nr - 1) * lds + imin(c, nc - 1)];
+        x[u] = keep[(int64_t)imin(r, nr - 1) * lds + imin(c, nc - 1)];
     }
+#pragma unroll
+    for (int w = 0; w < KEEP_WORDS(NR, NC); w++) kb[w] = 0;
+#pragma unroll
+    for (int u = 0; u < NR * NC / THREADS; u++) kb[u / 4] |= (uint32_t)x[u] << 8 * (u % 4);
 }
 
 template <int NR, int NC>
 static __device__ __forceinline__ void apply_keep(real *dst, int ldt,
-                                                  const uint8_t kb[NR * NC / THREADS], real s)
+                                                  const uint32_t kb[KEEP_WORDS(NR, NC)], real s)
 {
 #pragma unroll
     for (int u = 0; u < NR * NC / THREADS; u++) {
         const int e = (int)threadIdx.x + u * THREADS;
         real *x = dst + e / NC * ldt + e % NC;
         const real y = *x * s;
-        *x = kb[u] ? y : R(0);
+        *x = (kb[u / 4] >> 8 * (u % 4) & 0xffu) ? y : R(0);
     }
 }
 
@@ -200,38 +245,80 @@ static __device__ __forceinline__ void apply_keep(real *dst, int ldt,
 template <int NR, int NC>
 static __device__ __forceinline__ void copy_kept_tile(real *dst, int ldt, const real *src,
                                                       const uint8_t *keep,
-                                                      uint8_t kb[NR * NC / THREADS], int64_t lds,
-                                                      int nr, int nc)
+                                                      uint32_t kb[KEEP_WORDS(NR, NC)],
+                                                      int64_t lds, int nr, int nc)
 {
-    copy_tile<NR, NC>(dst, ldt, src, lds, nr, nc);
+    copy_tile<NR, NC>(dst, ldt, src, lds, nr, nc, !keep); /* apply_keep's map: one a thread */
     if (keep) fetch_keep<NR, NC>(kb, keep, lds, nr, nc);
 }
 
 /* the land of a pipeline whose chunks are used as they come */
 struct land_nothing {
-    __device__ void operator()(int, real *) const {}
+    __device__ void operator()(int, real *, int) const {}
 };
 
-/* Chunks 0 .. n-1 through two staging buffers, buf and buf + stride: stage(c, b) starts chunk
- * c's copies into b, land(c, b) runs in each thread once its own copies of chunk c are in, and
- * use(c, b) reads b after a barrier, while chunk c + 1's copies are on their way. One barrier
- * a chunk: it also tells stage(c + 1) that use(c - 1), the other buffer's readers, is done. */
-template <class Stage, class Land, class Use>
+/* Chunks 0 .. n-1 through NST staging buffers, slot s at buf + s stride: stage(c, b, s) starts
+ * chunk c's copies into slot s's buffer b, land(c, b, s) runs in each thread once its own
+ * copies of chunk c are in, and use(c, b) reads b after a barrier, while the copies of chunks
+ * c + 1 .. c + NST - 1 are on their way (NST - 1 chunks ahead: one chunk's wait for memory,
+ * a whole round trip at a time, left base's blocks idle most of their time). One barrier a
+ * chunk: it also tells stage(c + NST - 1) that use(c - 1), the readers of the slot it refills,
+ * is done. Chunk c has slot c % NST; where land does something (cols_times's keep bytes, in
+ * registers by slot) the loop is unrolled NST times, so that the slot is known to the compiler
+ * and those stay registers.
+ * pipeline_start issues the first NST - 1 chunks: a kernel may call it early, with the
+ * buffers free, to have them on their way during other work (the row passes), then
+ * pipeline_run; pipeline does both at once. */
+template <int NST, class Stage>
+static __device__ __forceinline__ void pipeline_start(int n, real *buf, int stride, Stage stage)
+{
+    static_assert(NST >= 2, "a pipeline has two buffers at least");
+#pragma unroll
+    for (int s = 0; s < NST - 1; s++) {
+        if (s < n) stage(s, buf + s * stride, s);
+        copies_commit(); /* empty past n: every chunk is one group, whatever n */
+    }
+}
+
+template <int NST, class Stage, class Land, class Use>
+static __device__ __forceinline__ void pipeline_run(int n, real *buf, int stride, Stage stage,
+                                                    Land land, Use use)
+{
+    if constexpr (std::is_same_v<Land, land_nothing>) { /* a plain loop: unrolled, kernels
+                                                           near 128 registers spilled */
+        for (int c = 0; c < n; c++) {
+            const int s = c % NST, next = (c + NST - 1) % NST;
+            copies_wait<NST - 2>(); /* chunk c's group, the newest NST - 2 may be out */
+            __syncthreads();
+            if (c + NST - 1 < n) stage(c + NST - 1, buf + next * stride, next);
+            copies_commit();
+            use(c, buf + s * stride);
+        }
+    } else {
+        for (int c0 = 0; c0 < n; c0 += NST) {
+#pragma unroll
+            for (int s = 0; s < NST; s++) {
+                const int c = c0 + s, next = (s + NST - 1) % NST;
+                if (c >= n) break; /* the same for the whole block */
+                real *b = buf + s * stride;
+                copies_wait<NST - 2>();
+                land(c, b, s);
+                __syncthreads();
+                if (c + NST - 1 < n) stage(c + NST - 1, buf + next * stride, next);
+                copies_commit();
+                use(c, b);
+            }
+        }
+    }
+}
+
+template <int NST, class Stage, class Land, class Use>
 static __device__ __forceinline__ void pipeline(int n, real *buf, int stride, Stage stage,
                                                 Land land, Use use)
 {
     __syncthreads(); /* what read the buffers before (another product) is done */
-    if (n > 0) stage(0, buf);
-    copies_commit();
-    for (int c = 0; c < n; c++) {
-        real *b = buf + (c & 1) * stride;
-        copies_wait<0>();
-        land(c, b);
-        __syncthreads();
-        if (c + 1 < n) stage(c + 1, buf + ((c + 1) & 1) * stride);
-        copies_commit();
-        use(c, b);
-    }
+    pipeline_start<NST>(n, buf, stride, stage);
+    pipeline_run<NST>(n, buf, stride, stage, land, use);
 }
 
 /* Dropout on row i of head bh, whose P is in row: keep[j] = Philox keep bit, row[j] = P keep s.

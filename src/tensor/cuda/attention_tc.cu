@@ -2,9 +2,9 @@
  * (float32 builds; wmma, TF32 m16n16k8): the same blocks of 32 rows of one head, the same
  * row passes (attention.cuh: softmax and dropout, dS), the same scratch; only Q K^T, P V,
  * dO V^T, dS K, dS^T Q and D^T dO change. A block's output tile is 32 x 64, one 16 x 16
- * fragment per warp, its chunks copied to shared memory by cp.async while the chunk before is
- * multiplied (attention.cuh's pipeline), at leading dimensions that make the fragment loads
- * miss no bank. passes 1 rounds both operands to TF32 (matmul_precision
+ * fragment per warp, its chunks copied to shared memory by cp.async three chunks ahead of the
+ * one multiplied (attention.cuh's pipeline; the first chunks of P V and dS K during the row
+ * passes), at leading dimensions that make the fragment loads miss no bank. passes 1 rounds both operands to TF32 (matmul_precision
  * "high"); passes 3 splits each float32 x into hi = tf32(x) and lo = tf32(x - hi) and adds
  * lo*hi + hi*lo + hi*hi, about float32's accuracy. Fixed order everywhere, no atomics. */
 #include "tensor/cuda/attention.cuh"
@@ -25,11 +25,15 @@ namespace wm = nvcuda::wmma;
 #define LD_N (CT + 8)   /* (KC, CT) chunks of V, K, Q, dO read along the keys or queries */
 #define LD_W (ROWS + 8) /* (KC, ROWS) chunks of dS or D, read transposed */
 #define LD_OUT (CT + 4) /* (ROWS, CT) staging of an output tile */
-/* One of a kernel's two staging buffers (attention.cuh's pipeline): the largest chunk, a
+/* One of a kernel's TC_STAGES staging buffers (attention.cuh's pipeline): the largest chunk, a
  * (KC, ROWS) and a (KC, CT); (ROWS + CT, LD_K) is smaller. After them, the output tile's
  * stage, OUT_TILE (store_out), then the score rows. Multiples of 8, so that each stays
  * 32-byte aligned, as wmma's loads and stores need. */
 #define TC_TILE (KC * LD_W + KC * LD_N)
+/* Four buffers: three chunks on their way while one is multiplied, as a chunk's products take
+ * a warp a few instructions and its copies a round trip to memory (with base's T = 256 two
+ * blocks of the forward kernel still fit an SM of an H100: 2 x 97 KiB) */
+#define TC_STAGES 4
 #define OUT_TILE (ROWS * LD_OUT)
 static_assert((ROWS + CT) * LD_K <= TC_TILE && TC_TILE % 8 == 0 && OUT_TILE % 8 == 0,
               "attention_tc: the staging area");
@@ -48,10 +52,10 @@ TT_HD static inline int rows_ld(int T)
 /* dynamic shared memory: the forward and dq kernels', and dkv's (without score rows) */
 static size_t rows_smem(int T)
 {
-    return (2 * TC_TILE + OUT_TILE + (size_t)ROWS * rows_ld(T)) * sizeof(float);
+    return (TC_STAGES * TC_TILE + OUT_TILE + (size_t)ROWS * rows_ld(T)) * sizeof(float);
 }
 
-static const size_t dkv_smem = (2 * TC_TILE + OUT_TILE) * sizeof(float);
+static const size_t dkv_smem = (TC_STAGES * TC_TILE + OUT_TILE) * sizeof(float);
 
 /* this warp's 16 x 16 fragment of the block's (ROWS, CT) output tile */
 static __device__ __forceinline__ int warp_row(void)
@@ -133,7 +137,9 @@ static __device__ __forceinline__ void store_out(float *dst, int64_t ldd, acc_t 
 
 /* S[r lds + j] = alpha (A B^T)[i0 + r, j] for ROWS rows and key tiles below kend: A, B (T, HS)
  * head blocks of row strides lda, ldb (Q K^T, dO V^T); chunk c is key tile c / nd, head columns
- * KC (c % nd) onwards, staged as (rows, KC) at LD_K */
+ * KC (c % nd) onwards, staged as (rows, KC) at LD_K. Where nd divides TC_STAGES, chunk c's
+ * slot c % TC_STAGES always holds the same head columns, so A's chunk is staged in each slot
+ * once, by the first chunk there. */
 template <int PASSES>
 static __device__ void scores(float *S, int lds, float alpha, float *tiles, const float *A,
                               int lda, const float *B, int ldb, int i0, int kend, int T, int HS)
@@ -141,11 +147,12 @@ static __device__ void scores(float *S, int lds, float alpha, float *tiles, cons
     const int nd = (HS + KC - 1) / KC, n = (kend + CT - 1) / CT * nd;
     const int wr = warp_row(), wc = warp_col();
     acc_t acc;
-    pipeline(
+    pipeline<TC_STAGES>(
         n, tiles, TC_TILE,
-        [&](int c, float *b) {
+        [&](int c, float *b, int) {
             const int j0 = c / nd * CT, d0 = c % nd * KC;
-            copy_tile<ROWS, KC>(b, LD_K, A + (int64_t)i0 * lda + d0, lda, T - i0, HS - d0);
+            if (c < TC_STAGES || TC_STAGES % nd != 0) /* else the slot has this A chunk */
+                copy_tile<ROWS, KC>(b, LD_K, A + (int64_t)i0 * lda + d0, lda, T - i0, HS - d0);
             copy_tile<CT, KC>(b + ROWS * LD_K, LD_K, B + (int64_t)j0 * ldb + d0, ldb, T - j0,
                               HS - d0);
         },
@@ -160,32 +167,50 @@ static __device__ void scores(float *S, int lds, float alpha, float *tiles, cons
         });
 }
 
+/* The chunks of rows_times's M (T, HS), a head block of row stride ldm, over keys < kend: chunk
+ * c is head columns CT (c / nk) onwards over keys KC (c % nk) onwards, staged (KC, CT) at LD_N
+ * (a pipeline's stage) */
+struct rows_chunks {
+    const float *M;
+    int ldm, kend, HS, nk, n;
+    __device__ rows_chunks(const float *M_, int ldm_, int kend_, int HS_)
+        : M(M_), ldm(ldm_), kend(kend_), HS(HS_), nk((kend_ + KC - 1) / KC),
+          n((HS_ + CT - 1) / CT * nk)
+    {
+    }
+    __device__ void operator()(int c, float *b, int) const
+    {
+        const int d0 = c / nk * CT, j0 = c % nk * KC;
+        copy_tile<KC, CT>(b, LD_N, M + (int64_t)j0 * ldm + d0, ldm, kend - j0, HS - d0);
+    }
+};
+
+/* rows_times's first chunks on their way (the buffers free), before the row passes */
+static __device__ __forceinline__ void rows_prefetch(float *tiles, const rows_chunks &m)
+{
+    pipeline_start<TC_STAGES>(m.n, tiles, TC_TILE, m);
+}
+
 /* dst = alpha W M (add: +=) for rows r < nr: W the block's score rows (row stride lds; finite,
- * zeros past the keys, up to kend rounded up to 8), M (T, HS) a head block of row stride ldm
- * (P V, dS K); chunk c is head columns CT (c / nk) onwards over keys KC (c % nk) onwards,
- * staged (KC, CT) at LD_N; out the output tile's stage */
+ * zeros past the keys, up to kend rounded up to 8), M's chunks m (P V, dS K), their pipeline
+ * started by rows_prefetch; out the output tile's stage */
 template <int PASSES>
 static __device__ void rows_times(float *dst, int64_t ldd, float alpha, bool add, int nr,
                                   float *tiles, float *out, const float *W, int lds,
-                                  const float *M, int ldm, int kend, int HS)
+                                  const rows_chunks &m)
 {
-    const int nk = (kend + KC - 1) / KC, n = (HS + CT - 1) / CT * nk;
     const int wr = warp_row(), wc = warp_col();
     acc_t acc;
-    pipeline(
-        n, tiles, TC_TILE,
-        [&](int c, float *b) {
-            const int d0 = c / nk * CT, j0 = c % nk * KC;
-            copy_tile<KC, CT>(b, LD_N, M + (int64_t)j0 * ldm + d0, ldm, kend - j0, HS - d0);
-        },
-        land_nothing(),
-        [&](int c, float *b) {
-            const int d0 = c / nk * CT, j0 = c % nk * KC, kn = round_up(imin(KC, kend - j0), 8);
+    pipeline_run<TC_STAGES>(
+        m.n, tiles, TC_TILE, m, land_nothing(), [&](int c, float *b) {
+            const int d0 = c / m.nk * CT, j0 = c % m.nk * KC;
+            const int kn = round_up(imin(KC, m.kend - j0), 8);
             if (j0 == 0) wm::fill_fragment(acc, 0.0f);
             for (int kk = 0; kk < kn; kk += 8)
                 mma8<PASSES, wm::row_major, wm::row_major>(acc, W + wr * lds + j0 + kk, lds,
                                                            b + kk * LD_N + wc, LD_N);
-            if (j0 + KC >= kend) store_out(dst + d0, ldd, acc, out, alpha, add, nr, HS - d0);
+            if (j0 + KC >= m.kend)
+                store_out(dst + d0, ldd, acc, out, alpha, add, nr, m.HS - d0);
         });
 }
 
@@ -193,7 +218,8 @@ static __device__ void rows_times(float *dst, int64_t ldd, float alpha, bool add
  * [i_lo, T): W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T,
  * HS) a head block of row stride ldm (dS^T Q, D^T dO); chunk c is head columns CT (c / nt)
  * onwards over rows i_lo + KC (c % nt) onwards. W's chunk is staged (KC, ROWS) as it lies and
- * read as a col-major A: no transpose; the keep bytes of the chunk on its way wait in kb. */
+ * read as a col-major A: no transpose; the keep bytes of a chunk on its way wait in its
+ * slot's kb. */
 template <int PASSES>
 static __device__ void cols_times(float *dst, int64_t ldd, float alpha, int nr, float *tiles,
                                   float *out, const float *W, const uint8_t *keep, float s,
@@ -202,19 +228,19 @@ static __device__ void cols_times(float *dst, int64_t ldd, float alpha, int nr, 
     const int nt = (T - i_lo + KC - 1) / KC, n = (HS + CT - 1) / CT * nt;
     const int wr = warp_row(), wc = warp_col();
     acc_t acc;
-    uint8_t kb[KC * ROWS / THREADS];
-    pipeline(
+    uint32_t kb[TC_STAGES][KEEP_WORDS(KC, ROWS)]; /* by slot */
+    pipeline<TC_STAGES>(
         n, tiles, TC_TILE,
-        [&](int c, float *b) {
+        [&](int c, float *b, int slot) {
             const int d0 = c / nt * CT, t0 = i_lo + c % nt * KC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            copy_kept_tile<KC, ROWS>(b, LD_W, W + w0, keep ? keep + w0 : NULL, kb, T, T - t0,
-                                     T - j0);
+            copy_kept_tile<KC, ROWS>(b, LD_W, W + w0, keep ? keep + w0 : NULL, kb[slot], T,
+                                     T - t0, T - j0);
             copy_tile<KC, CT>(b + KC * LD_W, LD_N, M + (int64_t)t0 * ldm + d0, ldm, T - t0,
                               HS - d0);
         },
-        [&](int, float *b) {
-            if (keep) apply_keep<KC, ROWS>(b, LD_W, kb, s);
+        [&](int, float *b, int slot) {
+            if (keep) apply_keep<KC, ROWS>(b, LD_W, kb[slot], s);
         },
         [&](int c, float *b) {
             const int d0 = c / nt * CT, t = c % nt * KC, t0 = i_lo + t;
@@ -237,17 +263,19 @@ static __global__ void __launch_bounds__(THREADS, 2)
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     extern __shared__ __align__(128) unsigned char smem_tc[];
     const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = rows_ld(T);
-    float *tiles = (float *)smem_tc, *stage = tiles + 2 * TC_TILE, *S = stage + OUT_TILE;
+    float *tiles = (float *)smem_tc, *stage = tiles + TC_STAGES * TC_TILE, *S = stage + OUT_TILE;
     const int64_t bh = head_index(a);
     q += head_at(a, a.ldq);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
     scores<PASSES>(S, lds, a.scale, tiles, q, a.ldq, k, a.ldk, i0, kend, T, HS);
-    __syncthreads(); /* a fragment spans the rows of four warps' row passes */
+    __syncthreads(); /* a fragment spans the rows of four warps' row passes; buffers free */
+    const rows_chunks vc(v, a.ldv, kend, HS);
+    rows_prefetch(tiles, vc); /* V on its way during the softmax */
     softmax_rows(S, lds, round_up(T, 8), att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL,
                  a.causal, at, thr, s, bh, T, i0, kend);
     rows_times<PASSES>(out + head_at(a, a.ldo) + (int64_t)i0 * a.ldo, a.ldo, 1, false, T - i0,
-                       tiles, stage, S, lds, v, a.ldv, kend, HS);
+                       tiles, stage, S, lds, vc);
 }
 
 /* dq_kernel of attention.cu on tensor cores */
@@ -258,17 +286,19 @@ static __global__ void __launch_bounds__(THREADS, 2)
 {
     extern __shared__ __align__(128) unsigned char smem_tc[];
     const int T = a.T, HS = a.HS, i0 = row0(), kend = keys_seen(a, i0), lds = rows_ld(T);
-    float *tiles = (float *)smem_tc, *stage = tiles + 2 * TC_TILE, *S = stage + OUT_TILE;
+    float *tiles = (float *)smem_tc, *stage = tiles + TC_STAGES * TC_TILE, *S = stage + OUT_TILE;
     const int64_t bh = head_index(a);
     dout += head_at(a, a.ldo);
     k += head_at(a, a.ldk);
     v += head_at(a, a.ldv);
     scores<PASSES>(S, lds, 1, tiles, dout, a.ldo, v, a.ldv, i0, kend, T, HS);
     __syncthreads();
+    const rows_chunks kc(k, a.ldk, kend, HS);
+    if (dq) rows_prefetch(tiles, kc); /* K on its way during the dS rows */
     ds_rows(S, lds, round_up(T, 8), ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return; /* the same for the whole block */
     rows_times<PASSES>(dq + head_at(a, a.ldq) + (int64_t)i0 * a.ldq, a.ldq, a.scale, true, T - i0,
-                       tiles, stage, S, lds, k, a.ldk, kend, HS);
+                       tiles, stage, S, lds, kc);
 }
 
 /* dkv_kernel of attention.cu on tensor cores; dynamic shared memory dkv_smem */
@@ -278,7 +308,7 @@ static __global__ void __launch_bounds__(THREADS, 2)
                const uint8_t *keep, const float *q, tt_attn_desc a, float s)
 {
     extern __shared__ __align__(128) unsigned char smem_tc[];
-    float *tiles = (float *)smem_tc, *stage = tiles + 2 * TC_TILE;
+    float *tiles = (float *)smem_tc, *stage = tiles + TC_STAGES * TC_TILE;
     const int T = a.T, HS = a.HS, j0 = row0();
     const int64_t bhTT = head_index(a) * T * T;
     const int i_lo = a.causal ? j0 : 0;
