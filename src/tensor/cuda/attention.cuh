@@ -400,6 +400,76 @@ static __device__ inline void softmax_rows(real *S, int lds, int Tp, real *att, 
  * together (one after another, each waited for, they were a long wait a row) */
 #define DS_U 4
 
+/* DS_ROW: the columns a lane holds of a whole row where T <= 32 DS_ROW (every bench shape's):
+ * att and keep loaded once, in one round trip, where the loop below waits four times for
+ * T = 256 (twice a pass, and att again in the second). Holding the next row's too, to have it
+ * under way during this row's sums, pushed dq_kernel (128 registers) into spills. */
+#define DS_ROW 8
+
+/* ds_rows's two element steps: row[j] = dP (dD keep s; 0 past kend), returned; then row[j] =
+ * dS = P (dP - dot), also into ds (at e0 + j) when given */
+static __device__ __forceinline__ real dp_at(real *row, int j, int kend, bool keep, bool kept,
+                                             real s)
+{
+    real g = j < kend ? row[j] : R(0);
+    if (keep) {
+        real x = g * s;
+        g = kept ? x : R(0);
+    }
+    row[j] = g;
+    return g;
+}
+
+static __device__ __forceinline__ void ds_at(real *row, real *ds, int64_t e0, int j, real p,
+                                             real dot)
+{
+    real d = p * (row[j] - dot);
+    row[j] = d;
+    if (ds) ds[e0 + j] = d;
+}
+
+/* a row's att (past T: the row's last element, unused) and keep bits (bit u: keep of column
+ * lane + 32 u; 1 without dropout), loaded together */
+struct ds_row_in {
+    real p[DS_ROW];
+    uint32_t kb;
+};
+
+static __device__ __forceinline__ void ds_fetch(ds_row_in &in, const real *att,
+                                                const uint8_t *keep, int64_t e0, int T)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    uint8_t k[DS_ROW];
+#pragma unroll
+    for (int u = 0; u < DS_ROW; u++) {
+        const int64_t e = e0 + imin(lane + 32 * u, T - 1);
+        in.p[u] = att[e];
+        k[u] = keep ? keep[e] : 1;
+    }
+    in.kb = 0;
+#pragma unroll
+    for (int u = 0; u < DS_ROW; u++) in.kb |= (uint32_t)(k[u] != 0) << u;
+}
+
+/* ds_rows for one row held in `in` (T <= 32 DS_ROW): the same sums in the same order */
+static __device__ __forceinline__ void ds_row(real *row, real *ds, const ds_row_in &in,
+                                              bool keep, real s, int64_t e0, int T, int kend)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    real dot = R(0);
+#pragma unroll
+    for (int u = 0; u < DS_ROW; u++) {
+        const int j = lane + 32 * u;
+        if (j < T) dot += dp_at(row, j, kend, keep, in.kb >> u & 1u, s) * in.p[u];
+    }
+    dot = warp_sum(dot);
+#pragma unroll
+    for (int u = 0; u < DS_ROW; u++) {
+        const int j = lane + 32 * u;
+        if (j < T) ds_at(row, ds, e0, j, in.p[u], dot);
+    }
+}
+
 /* This warp's RW rows of S (row stride lds) hold dD = dO V^T (keys < kend; past kend P = 0);
  * S becomes dS = P (dP - sum_j dP P), dP = dD keep s (keep NULL: dD), also written to ds when
  * given. Columns [T, Tp) and rows past the last query become zeros, as in softmax_rows. */
@@ -409,6 +479,22 @@ static __device__ inline void ds_rows(real *S, int lds, int Tp, real *ds, const 
 {
     const int lane = (int)(threadIdx.x % 32);
     const int r0 = RW * (int)(threadIdx.x / 32);
+    if (T <= 32 * DS_ROW) { /* rows held whole: one round trip a row */
+#pragma unroll 1
+        for (int u = 0; u < RW; u++) {
+            const int i = i0 + r0 + u;
+            real *row = S + (int64_t)(r0 + u) * lds;
+            if (i >= T) { /* past the last query */
+                zero_span(row, 0, Tp);
+                continue;
+            }
+            ds_row_in in;
+            ds_fetch(in, att, keep, (bh * T + i) * T, T);
+            ds_row(row, ds, in, keep != NULL, s, (bh * T + i) * T, T, kend);
+            zero_span(row, T, Tp);
+        }
+        return;
+    }
     for (int r = r0; r < r0 + RW; r++) {
         const int i = i0 + r;
         real *row = S + (int64_t)r * lds;
@@ -430,14 +516,7 @@ static __device__ inline void ds_rows(real *S, int lds, int Tp, real *ds, const 
 #pragma unroll
             for (int u = 0; u < DS_U; u++) {
                 const int j = j0 + 32 * u;
-                if (j >= T) continue;
-                real g = j < kend ? row[j] : R(0);
-                if (keep) {
-                    real x = g * s;
-                    g = kb[u] ? x : R(0);
-                }
-                row[j] = g;
-                dot += g * p[u];
+                if (j < T) dot += dp_at(row, j, kend, keep != NULL, kb[u] != 0, s) * p[u];
             }
         }
         dot = warp_sum(dot);
@@ -447,10 +526,7 @@ static __device__ inline void ds_rows(real *S, int lds, int Tp, real *ds, const 
 #pragma unroll
             for (int u = 0; u < DS_U; u++) {
                 const int j = j0 + 32 * u;
-                if (j >= T) continue;
-                real d = p[u] * (row[j] - dot);
-                row[j] = d;
-                if (ds) ds[e0 + j] = d;
+                if (j < T) ds_at(row, ds, e0, j, p[u], dot);
             }
         }
         zero_span(row, T, Tp);
