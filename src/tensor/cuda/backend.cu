@@ -369,12 +369,18 @@ static double cuda_sum_squares(const real *x, int64_t n)
 static void cuda_set_threads(int n) { (void)n; }
 static int cuda_get_threads(void) { return 1; }
 
-/* The fused attention's arithmetic, the same at both matmul precisions: the wide float cores,
- * the fastest in base's whole step at both on an H100 (2026-11-25; elsewhere within half a
- * microsecond of the best, bench/RESULTS.md). TT_CUDA_ATTN in the environment (wide,
- * pipelined, 3xtf32 or tf32: cuda.h's four) overrides it, for comparing them in a whole step
- * (bench/gpu_bench.sh); another value is ignored with a warning. */
-static tt_cuda_attn_math attention_math(void)
+/* The fused attention's arithmetic at matmul precision highest and high: the wide float cores
+ * at both, the fastest in base's whole step at both on an H100 (2026-11-25; elsewhere within
+ * half a microsecond of the best, bench/RESULTS.md), before the cp.async staging ran several
+ * chunks ahead (6101217, untimed): bench/attention_steps.sh names the fastest, and this table
+ * is where a faster one goes (at highest only the float32-exact ones: wide, pipelined,
+ * 3xtf32). TT_CUDA_ATTN in the environment (wide, pipelined, 3xtf32 or tf32: cuda.h's four)
+ * overrides it, for comparing them in a whole step (bench/attention_steps.sh); another value
+ * is ignored with a warning. */
+static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_WIDE;
+static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_WIDE;
+
+static tt_cuda_attn_math attention_math(bool high)
 {
     static const struct {
         const char *name;
@@ -390,16 +396,16 @@ static tt_cuda_attn_math attention_math(void)
         fprintf(stderr,
                 "warning: TT_CUDA_ATTN=%s is not wide, pipelined, 3xtf32 or tf32; ignored\n", e);
     }
-    return TT_CUDA_ATTN_WIDE;
+    return high ? ATTN_MATH_HIGH : ATTN_MATH_HIGHEST;
 }
 
 /* "high": cuBLAS may round float32 gemm inputs to TF32 on tensor cores (PyTorch's
  * torch.backends.cuda.matmul.allow_tf32); "highest": cuBLAS's default math, float32 inputs and
  * accumulation as PyTorch's "highest" has them (the pedantic mode would also be float32, but
  * rules out kernels PyTorch uses). cuBLAS gives the same bits on every run of one GPU model
- * either way. The fused attention takes its float cores at both (attention_math, above), so
- * "high" rounds only the gemms, as PyTorch's does with its own attention. float64 is
- * unaffected. */
+ * either way. The fused attention takes attention_math's arithmetic (above: today the float
+ * cores at both, so "high" rounds only the gemms, as PyTorch's does with its own attention).
+ * float64 is unaffected. */
 static void cuda_set_matmul_precision(bool high)
 {
     ensure_init();
@@ -407,7 +413,7 @@ static void cuda_set_matmul_precision(bool high)
     const cublasMath_t mode = high ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     TT_CUBLAS_CHECK(cublasSetMathMode(blas, mode));
     if (blas_side) TT_CUBLAS_CHECK(cublasSetMathMode(blas_side, mode));
-    tt_cuda_attention_set_math(attention_math());
+    tt_cuda_attention_set_math(attention_math(high));
 }
 
 __global__ void fill_kernel(real *x, real value, int64_t n)
