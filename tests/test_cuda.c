@@ -397,11 +397,11 @@ SLOT(LINEAR_BWD, "linear_backward", tt_gemm_op gx = c->op[0]; tt_gemm_op gw = c-
      {"dx", GRAD, SNV, F}, {"dw", GRAD, SVC, F}, {"db", GRAD, SC, F}, {"dy", IN, SNC, F},
      {"W", IN, SVC, F}, {"x", IN, SNV, F})
 
-/* out = x W^T + bias, each of the four (their lengths c->x[0..3]) c->stride[0] elements past
- * its buffer's start: C = out, V = in */
+/* out = x W^T + bias, out, x and W (their lengths c->x[0..2]) c->stride[0] elements past their
+ * buffers' start, bias (length c->x[3]) c->stride[1]: C = out, V = in */
 SLOT(LINEAR, "linear_forward", real *const *q = (real *const *)p;
-     const int64_t o = c->stride[0];
-     d->linear_forward(q[0] + o, q[1] + o, q[2] + o, q[3] ? q[3] + o : NULL, c->N, c->V, c->C),
+     const int64_t o = c->stride[0]; const int64_t ob = c->stride[1];
+     d->linear_forward(q[0] + o, q[1] + o, q[2] + o, q[3] ? q[3] + ob : NULL, c->N, c->V, c->C),
      {"out", OUT, X0, F}, {"x", IN, X1, F}, {"W", IN, X2, F}, {"bias", IN, X3, F})
 
 /* tensor t of q, k, v (or of their gradients) whose first is argument `first`: packed, the
@@ -769,16 +769,21 @@ START_TEST(test_gemm)
             if (g->beta != R(0)) c.a[0].role = GRAD; /* C is read */
             kc_run(&c);
         }
-    /* linear_forward (N, in, out), with a bias or none, its pointers as allocated or one
-     * element past (where cuBLASLt, backend.cu, gets only the element's alignment) */
+    /* linear_forward (N, in, out), with a bias or none, out, x, W and the bias as allocated or
+     * one element past (where cuBLASLt, matmul.cu, gets only the element's alignment; a bias
+     * off 16 bytes goes to the bias kernel and a gemm) */
     static const int LIN[][3] = {{1, 1, 1}, {5, 33, 7}, {17, 65, 257}, {64, 100, 33}};
+    static const int OFF[][3] = {/* off, the bias's off, bias */
+                                 {0, 0, 1}, {0, 0, 0}, {1, 1, 1}, {1, 0, 0}, {1, 0, 1}, {0, 1, 1}};
     for (int s = 0; s < 4; s++)
-        for (int v = 0; v < 4; v++) {
-            const int N = LIN[s][0], in = LIN[s][1], out = LIN[s][2], off = v / 2;
-            kcase c = {.N = N, .C = out, .V = in, .stride = {off}};
+        for (int v = 0; v < 6; v++) {
+            const int N = LIN[s][0], in = LIN[s][1], out = LIN[s][2], off = OFF[v][0];
+            const int boff = OFF[v][1];
+            kcase c = {.N = N, .C = out, .V = in, .stride = {off, boff}};
             c.x[0] = (int64_t)N * out + off, c.x[1] = (int64_t)N * in + off;
-            c.x[2] = (int64_t)out * in + off, c.x[3] = out + off;
-            kc_new(&c, &LINEAR, v % 2 ? 8 : 0, label(" (C out, V in), %d past", off));
+            c.x[2] = (int64_t)out * in + off, c.x[3] = out + boff;
+            kc_new(&c, &LINEAR, OFF[v][2] ? 0 : 8,
+                   label(" (C out, V in), %d past, bias %d past", off, boff));
             kc_run(&c);
         }
     /* linear_backward (N, in, out), each of dx, dw, db NULL or not */

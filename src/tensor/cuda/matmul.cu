@@ -43,9 +43,11 @@ static void gemm_op(const tt_gemm_op *g)
  * pointers' alignments and the matmul precision) is made at the first call that needs it and
  * kept: the descriptors are our memory (cuBLASLt's opaque structs), so no call allocates, and
  * the heuristic is host work, as PyTorch also calls it while a graph is captured. Where
- * cuBLASLt has no algorithm (it may refuse a shape, a dimension of 1 say), without a bias, or
- * with TT_CUDA_LT=0 in the environment (to time both ways in one run), the bias kernel and a
- * gemm with beta 1 do it, as on the CPU. The bits are the same on every run: the algorithm is
+ * cuBLASLt has no algorithm (it may refuse a shape, a dimension of 1 say), without a bias, with
+ * a bias off 16-byte alignment (the heuristic takes no preference for the bias's alignment, and
+ * the epilogue has been reported to fault below 16 bytes on an A100; a model's biases are
+ * aligned), or with TT_CUDA_LT=0 in the environment (to time both ways in one run), the bias
+ * kernel and a gemm with beta 1 do it, as on the CPU. The bits are the same on every run: the algorithm is
  * a function of the plan's key and the GPU, and every split-K reduction cuBLASLt may pick adds
  * its parts in a fixed order. */
 #define LT_PLANS 32 /* a model has a few Linear shapes; past this many, the oldest goes */
@@ -137,7 +139,8 @@ void tt_cuda_linear_forward(real *out, const real *x, const real *w, const real 
 {
     if (N <= 0 || OUT <= 0) return;
     const tt_cuda_blas_now b = tt_cuda_blas();
-    lt_plan *p = b.lt && bias && IN > 0 ? lt_plan_for(b, out, x, w, bias, N, IN, OUT) : NULL;
+    const bool epilogue = b.lt && bias && (uintptr_t)bias % 16 == 0 && IN > 0;
+    lt_plan *p = epilogue ? lt_plan_for(b, out, x, w, bias, N, IN, OUT) : NULL;
     if (!p) {
         if (bias) tt_cuda_bias_forward(out, NULL, bias, N, OUT);
         tt_cuda_gemm(false, true, N, OUT, IN, R(1), x, IN, 0, w, IN, 0, bias ? R(1) : R(0), out,
