@@ -90,6 +90,10 @@
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build cuda train \
 #        dump memcheck attention racecheck   (correctness first, then which attention is
 #        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
+#      Between the calls: where the attention step's second table names an arithmetic other
+#        than wide fastest at a precision (at highest only wide, pipelined or 3xtf32 may go;
+#        6101217 made the cp.async ones stage several chunks ahead, untimed), put it in
+#        backend.cu's ATTN_MATH_HIGHEST or ATTN_MATH_HIGH: call 2's build picks it up
 #   2. source .device/env.sh && GPU_CHECK_BUDGET=300 scripts/gpu_check.sh build bench
 #        (the step starts no torch.compile run past its budget; base's compiled rows go first)
 # and, only if a third call would still find more than 5 minutes: build attention-ncu profile.
