@@ -11,9 +11,10 @@
  * ring of buffers (attention.cuh's pipeline), in one of two ways (template argument ASYNC):
  * loaded and stored by the threads between one chunk's products and the next, two buffers
  * (TT_CUDA_ATTN_WIDE), or copied by cp.async while the chunks before are multiplied, three
- * buffers, the first chunks of P V and dS K on their way during the row passes
- * (TT_CUDA_ATTN_PIPE). The sums are the same either way. attention_tc.cu has the same three kernels on tensor cores; the
- * launchers here pick one by tt_cuda_attention_set_math (cuda.h). */
+ * buffers, the first chunks of P V and dS K on their way during the row passes, dkv's two
+ * products one pipeline (TT_CUDA_ATTN_PIPE). The sums are the same either way. attention_tc.cu
+ * has the same three kernels on tensor cores; the launchers here pick one by
+ * tt_cuda_attention_set_math (cuda.h). */
 #include "tensor/cuda/attention.cuh"
 
 /* ---- the products -----------------------------------------------------------------------------
@@ -267,39 +268,48 @@ static __device__ void rows_times(real *dst, int64_t ldd, real alpha, bool add, 
     });
 }
 
-/* dst += alpha W^T M for ROWS columns of W from j0 (dst's rows r < nr), summed over rows i in
- * [i_lo, T): W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T,
- * HS) a head block of row stride ldm (dS^T Q, D^T dO); chunk c is head columns CT (c / nt)
- * onwards over rows i_lo + WKC (c % nt) onwards. ASYNC: the keep bytes of a chunk on its way
- * wait in its slot's kb until it is in. */
+/* The products p[0] then p[1] (attention.cuh cols_prod, either's dst NULL: none) for ROWS
+ * columns of W from j0, summed over rows i in [i_lo, T), as one pipeline: a product's chunk c
+ * is head columns CT (c / nt) onwards over rows i_lo + WKC (c % nt) onwards. ASYNC: the keep
+ * bytes of a chunk on its way wait in its slot's kb until it is in. */
 template <bool ASYNC>
-static __device__ void cols_times(real *dst, int64_t ldd, real alpha, int nr, real *tiles,
-                                  const real *W, const uint8_t *keep, real s, const real *M,
-                                  int ldm, int j0, int i_lo, int T, int HS)
+static __device__ void cols_times(const cols_prod p[2], real s, real *tiles, int j0, int i_lo,
+                                  int T, int HS)
 {
     constexpr int NST = stages<ASYNC>();
-    const int nt = (T - i_lo + WKC - 1) / WKC, n = (HS + CT - 1) / CT * nt;
+    const int nt = (T - i_lo + WKC - 1) / WKC, per = (HS + CT - 1) / CT * nt;
+    const int n0 = p[0].dst ? per : 0, n = n0 + (p[1].dst ? per : 0);
     real acc[RW][CW];
     uint32_t kb[NST][KEEP_WORDS(WKC, ROWS)]; /* by slot */
     pipeline<NST>(
         n, tiles, DKV_REALS,
         [&](int c, real *b, int slot) {
-            const int d0 = c / nt * CT, t0 = i_lo + c % nt * WKC;
+            const bool v = c >= n0;
+            const uint8_t *keep = v ? p[1].keep : p[0].keep;
+            const int ldm = v ? p[1].ldm : p[0].ldm, cc = v ? c - n0 : c;
+            const int d0 = cc / nt * CT, t0 = i_lo + cc % nt * WKC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, W + w0, keep ? keep + w0 : NULL, kb[slot], s,
-                                         T, T - t0, T - j0);
-            stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT, M + (int64_t)t0 * ldm + d0, NULL, NULL,
-                                       R(1), ldm, T - t0, HS - d0);
+            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, (v ? p[1].W : p[0].W) + w0,
+                                         keep ? keep + w0 : NULL, kb[slot], s, T, T - t0,
+                                         T - j0);
+            stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT,
+                                       (v ? p[1].M : p[0].M) + (int64_t)t0 * ldm + d0, NULL,
+                                       NULL, R(1), ldm, T - t0, HS - d0);
         },
-        [&](int, real *b, int slot) {
-            if (ASYNC && keep) apply_keep<WKC, ROWS>(b, ROWS, kb[slot], s);
+        [&](int c, real *b, int slot) {
+            if (ASYNC && (c >= n0 ? p[1].keep : p[0].keep))
+                apply_keep<WKC, ROWS>(b, ROWS, kb[slot], s);
         },
         [&](int c, real *b) {
-            const int d0 = c / nt * CT, t = c % nt * WKC, t0 = i_lo + t;
+            const bool v = c >= n0;
+            const int cc = v ? c - n0 : c;
+            const int d0 = cc / nt * CT, t = cc % nt * WKC, t0 = i_lo + t;
             if (t == 0) zero_acc(acc);
             cols_mac(acc, b, b + WKC * ROWS, imin(WKC, T - t0));
             if (t0 + WKC >= T)
-                store_tile<ROWS_PACKED, COLS_PAIRED>(dst + d0, ldd, acc, alpha, true, nr,
+                store_tile<ROWS_PACKED, COLS_PAIRED>((v ? p[1].dst : p[0].dst) + d0,
+                                                     v ? p[1].ldd : p[0].ldd, acc,
+                                                     v ? p[1].alpha : p[0].alpha, true, T - j0,
                                                      HS - d0);
         });
 }
@@ -372,19 +382,10 @@ static __global__ void __launch_bounds__(THREADS, 2)
                const uint8_t *keep, const real *q, tt_attn_desc a, real s)
 {
     extern __shared__ __align__(16) unsigned char smem[];
-    real *tiles = (real *)smem;
-    const int T = a.T, HS = a.HS, j0 = row0();
-    const int64_t bhTT = head_index(a) * T * T;
-    const int i_lo = a.causal ? j0 : 0;
-    q += head_at(a, a.ldq);
-    dout += head_at(a, a.ldo);
-    if (dk) /* this block's key rows */
-        cols_times<ASYNC>(dk + head_at(a, a.ldk) + (int64_t)j0 * a.ldk, a.ldk, a.scale, T - j0,
-                          tiles, ds + bhTT, NULL, R(1), q, a.ldq, j0, i_lo, T, HS);
-    if (dv)
-        cols_times<ASYNC>(dv + head_at(a, a.ldv) + (int64_t)j0 * a.ldv, a.ldv, R(1), T - j0,
-                          tiles, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0, i_lo,
-                          T, HS);
+    const int j0 = row0();
+    cols_prod p[2];
+    dkv_products(p, dk, dv, ds, dout, att, keep, q, a, j0);
+    cols_times<ASYNC>(p, s, (real *)smem, j0, a.causal ? j0 : 0, a.T, a.HS);
 }
 
 /* Which kernels run: set_matmul_precision picks (backend.cu; the wide float cores, also

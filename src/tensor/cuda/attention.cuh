@@ -533,6 +533,34 @@ static __device__ inline void ds_rows(real *S, int lds, int Tp, real *ds, const 
     }
 }
 
+/* One of dkv_kernel's two products over the block's ROWS key rows from j0: dst += alpha W^T M
+ * (dst's rows r < T - j0), summed over the rows i of W from i_lo: W (T, T) one head's dS, or
+ * its att with keep given (then D = att keep s is wanted), M (T, HS) a head block of row
+ * stride ldm; dst NULL: not wanted. Both kernels run the two as one pipeline, dk's chunks then
+ * dv's, so that dv's first chunks come in during dk's last (cols_times). */
+struct cols_prod {
+    real *dst;
+    int64_t ldd;
+    real alpha;
+    const real *W;
+    const uint8_t *keep;
+    const real *M;
+    int ldm;
+};
+
+/* dkv_kernel's products for block (key tile, h, b): dk += scale dS^T Q, dv += D^T dO */
+static __device__ __forceinline__ void dkv_products(cols_prod p[2], real *dk, real *dv,
+                                                    const real *ds, const real *dout,
+                                                    const real *att, const uint8_t *keep,
+                                                    const real *q, const tt_attn_desc &a, int j0)
+{
+    const int64_t bhTT = head_index(a) * a.T * a.T;
+    p[0] = {dk ? dk + head_at(a, a.ldk) + (int64_t)j0 * a.ldk : NULL, a.ldk, a.scale,
+            dk ? ds + bhTT : NULL, NULL, q + head_at(a, a.ldq), a.ldq};
+    p[1] = {dv ? dv + head_at(a, a.ldv) + (int64_t)j0 * a.ldv : NULL, a.ldv, R(1), att + bhTT,
+            keep ? keep + bhTT : NULL, dout + head_at(a, a.ldo), a.ldo};
+}
+
 /* Sizes the kernels index with (int offsets inside a head, grid y and z). */
 static inline void check_desc(const tt_attn_desc *a)
 {

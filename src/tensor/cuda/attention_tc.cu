@@ -4,9 +4,10 @@
  * dO V^T, dS K, dS^T Q and D^T dO change. A block's output tile is 32 x 64, one 16 x 16
  * fragment per warp, its chunks copied to shared memory by cp.async three chunks ahead of the
  * one multiplied (attention.cuh's pipeline; the first chunks of P V and dS K during the row
- * passes), at leading dimensions that make the fragment loads miss no bank. passes 1 rounds both operands to TF32 (matmul_precision
- * "high"); passes 3 splits each float32 x into hi = tf32(x) and lo = tf32(x - hi) and adds
- * lo*hi + hi*lo + hi*hi, about float32's accuracy. Fixed order everywhere, no atomics. */
+ * passes, dkv's two products one pipeline), at leading dimensions that make the fragment
+ * loads miss no bank. passes 1 rounds both operands to TF32 (matmul_precision "high");
+ * passes 3 splits each float32 x into hi = tf32(x) and lo = tf32(x - hi) and adds lo*hi +
+ * hi*lo + hi*hi, about float32's accuracy. Fixed order everywhere, no atomics. */
 #include "tensor/cuda/attention.cuh"
 
 #ifndef TT_DOUBLE
@@ -214,42 +215,48 @@ static __device__ void rows_times(float *dst, int64_t ldd, float alpha, bool add
         });
 }
 
-/* dst += alpha W^T M for ROWS columns of W from j0 (dst's rows r < nr), summed over rows i in
- * [i_lo, T): W (T, T) one head's dS, or its att with keep given (then D = att keep s), M (T,
- * HS) a head block of row stride ldm (dS^T Q, D^T dO); chunk c is head columns CT (c / nt)
- * onwards over rows i_lo + KC (c % nt) onwards. W's chunk is staged (KC, ROWS) as it lies and
- * read as a col-major A: no transpose; the keep bytes of a chunk on its way wait in its
- * slot's kb. */
+/* The products p[0] then p[1] (attention.cuh cols_prod, either's dst NULL: none) for ROWS
+ * columns of W from j0, summed over rows i in [i_lo, T), as one pipeline: a product's chunk c
+ * is head columns CT (c / nt) onwards over rows i_lo + KC (c % nt) onwards. W's chunk is
+ * staged (KC, ROWS) as it lies and read as a col-major A: no transpose; the keep bytes of a
+ * chunk on its way wait in its slot's kb. out: the output tile's stage. */
 template <int PASSES>
-static __device__ void cols_times(float *dst, int64_t ldd, float alpha, int nr, float *tiles,
-                                  float *out, const float *W, const uint8_t *keep, float s,
-                                  const float *M, int ldm, int j0, int i_lo, int T, int HS)
+static __device__ void cols_times(const cols_prod p[2], float s, float *tiles, float *out, int j0,
+                                  int i_lo, int T, int HS)
 {
-    const int nt = (T - i_lo + KC - 1) / KC, n = (HS + CT - 1) / CT * nt;
+    const int nt = (T - i_lo + KC - 1) / KC, per = (HS + CT - 1) / CT * nt;
+    const int n0 = p[0].dst ? per : 0, n = n0 + (p[1].dst ? per : 0);
     const int wr = warp_row(), wc = warp_col();
     acc_t acc;
     uint32_t kb[TC_STAGES][KEEP_WORDS(KC, ROWS)]; /* by slot */
     pipeline<TC_STAGES>(
         n, tiles, TC_TILE,
         [&](int c, float *b, int slot) {
-            const int d0 = c / nt * CT, t0 = i_lo + c % nt * KC;
+            const bool v = c >= n0;
+            const uint8_t *keep = v ? p[1].keep : p[0].keep;
+            const int ldm = v ? p[1].ldm : p[0].ldm, cc = v ? c - n0 : c;
+            const int d0 = cc / nt * CT, t0 = i_lo + cc % nt * KC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            copy_kept_tile<KC, ROWS>(b, LD_W, W + w0, keep ? keep + w0 : NULL, kb[slot], T,
-                                     T - t0, T - j0);
-            copy_tile<KC, CT>(b + KC * LD_W, LD_N, M + (int64_t)t0 * ldm + d0, ldm, T - t0,
-                              HS - d0);
+            copy_kept_tile<KC, ROWS>(b, LD_W, (v ? p[1].W : p[0].W) + w0,
+                                     keep ? keep + w0 : NULL, kb[slot], T, T - t0, T - j0);
+            copy_tile<KC, CT>(b + KC * LD_W, LD_N, (v ? p[1].M : p[0].M) + (int64_t)t0 * ldm + d0,
+                              ldm, T - t0, HS - d0);
         },
-        [&](int, float *b, int slot) {
-            if (keep) apply_keep<KC, ROWS>(b, LD_W, kb[slot], s);
+        [&](int c, float *b, int slot) {
+            if (c >= n0 ? p[1].keep : p[0].keep) apply_keep<KC, ROWS>(b, LD_W, kb[slot], s);
         },
         [&](int c, float *b) {
-            const int d0 = c / nt * CT, t = c % nt * KC, t0 = i_lo + t;
+            const bool v = c >= n0;
+            const int cc = v ? c - n0 : c;
+            const int d0 = cc / nt * CT, t = cc % nt * KC, t0 = i_lo + t;
             const int kn = round_up(imin(KC, T - t0), 8);
             if (t == 0) wm::fill_fragment(acc, 0.0f);
             for (int kk = 0; kk < kn; kk += 8)
                 mma8<PASSES, wm::col_major, wm::row_major>(acc, b + kk * LD_W + wr, LD_W,
                                                            b + KC * LD_W + kk * LD_N + wc, LD_N);
-            if (t0 + KC >= T) store_out(dst + d0, ldd, acc, out, alpha, true, nr, HS - d0);
+            if (t0 + KC >= T)
+                store_out((v ? p[1].dst : p[0].dst) + d0, v ? p[1].ldd : p[0].ldd, acc, out,
+                          v ? p[1].alpha : p[0].alpha, true, T - j0, HS - d0);
         });
 }
 
@@ -309,18 +316,10 @@ static __global__ void __launch_bounds__(THREADS, 2)
 {
     extern __shared__ __align__(128) unsigned char smem_tc[];
     float *tiles = (float *)smem_tc, *stage = tiles + TC_STAGES * TC_TILE;
-    const int T = a.T, HS = a.HS, j0 = row0();
-    const int64_t bhTT = head_index(a) * T * T;
-    const int i_lo = a.causal ? j0 : 0;
-    q += head_at(a, a.ldq);
-    dout += head_at(a, a.ldo);
-    if (dk) /* this block's key rows */
-        cols_times<PASSES>(dk + head_at(a, a.ldk) + (int64_t)j0 * a.ldk, a.ldk, a.scale, T - j0,
-                           tiles, stage, ds + bhTT, NULL, 1, q, a.ldq, j0, i_lo, T, HS);
-    if (dv)
-        cols_times<PASSES>(dv + head_at(a, a.ldv) + (int64_t)j0 * a.ldv, a.ldv, 1, T - j0, tiles,
-                           stage, att + bhTT, keep ? keep + bhTT : NULL, s, dout, a.ldo, j0, i_lo,
-                           T, HS);
+    const int j0 = row0();
+    cols_prod p[2];
+    dkv_products(p, dk, dv, ds, dout, att, keep, q, a, j0);
+    cols_times<PASSES>(p, s, tiles, stage, j0, a.causal ? j0 : 0, a.T, a.HS);
 }
 
 template <int PASSES>

@@ -47,9 +47,9 @@ static void gemm_op(const tt_gemm_op *g)
  * a bias off 16-byte alignment (the heuristic takes no preference for the bias's alignment, and
  * the epilogue has been reported to fault below 16 bytes on an A100; a model's biases are
  * aligned), or with TT_CUDA_LT=0 in the environment (to time both ways in one run), the bias
- * kernel and a gemm with beta 1 do it, as on the CPU. The bits are the same on every run: the algorithm is
- * a function of the plan's key and the GPU, and every split-K reduction cuBLASLt may pick adds
- * its parts in a fixed order. */
+ * kernel and a gemm with beta 1 do it, as on the CPU. The bits are the same on every run: the
+ * algorithm is a function of the plan's key and the GPU, and every split-K reduction cuBLASLt
+ * may pick adds its parts in a fixed order. */
 #define LT_PLANS 32 /* a model has a few Linear shapes; past this many, the oldest goes */
 
 typedef struct lt_plan {
