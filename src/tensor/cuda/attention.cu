@@ -284,33 +284,28 @@ static __device__ void cols_times(const cols_prod p[2], real s, real *tiles, int
     pipeline<NST>(
         n, tiles, DKV_REALS,
         [&](int c, real *b, int slot) {
-            const bool v = c >= n0;
-            const uint8_t *keep = v ? p[1].keep : p[0].keep;
-            const int ldm = v ? p[1].ldm : p[0].ldm, cc = v ? c - n0 : c;
+            int cc;
+            const cols_prod q = prod_of(p, n0, c, &cc);
             const int d0 = cc / nt * CT, t0 = i_lo + cc % nt * WKC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, (v ? p[1].W : p[0].W) + w0,
-                                         keep ? keep + w0 : NULL, kb[slot], s, T, T - t0,
-                                         T - j0);
-            stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT,
-                                       (v ? p[1].M : p[0].M) + (int64_t)t0 * ldm + d0, NULL,
-                                       NULL, R(1), ldm, T - t0, HS - d0);
+            stage_tile<ASYNC, WKC, ROWS>(b, ROWS, q.W + w0, q.keep ? q.keep + w0 : NULL, kb[slot],
+                                         s, T, T - t0, T - j0);
+            stage_tile<ASYNC, WKC, CT>(b + WKC * ROWS, CT, q.M + (int64_t)t0 * q.ldm + d0, NULL,
+                                       NULL, R(1), q.ldm, T - t0, HS - d0);
         },
         [&](int c, real *b, int slot) {
             if (ASYNC && (c >= n0 ? p[1].keep : p[0].keep))
                 apply_keep<WKC, ROWS>(b, ROWS, kb[slot], s);
         },
         [&](int c, real *b) {
-            const bool v = c >= n0;
-            const int cc = v ? c - n0 : c;
+            int cc;
+            const cols_prod q = prod_of(p, n0, c, &cc);
             const int d0 = cc / nt * CT, t = cc % nt * WKC, t0 = i_lo + t;
             if (t == 0) zero_acc(acc);
             cols_mac(acc, b, b + WKC * ROWS, imin(WKC, T - t0));
             if (t0 + WKC >= T)
-                store_tile<ROWS_PACKED, COLS_PAIRED>((v ? p[1].dst : p[0].dst) + d0,
-                                                     v ? p[1].ldd : p[0].ldd, acc,
-                                                     v ? p[1].alpha : p[0].alpha, true, T - j0,
-                                                     HS - d0);
+                store_tile<ROWS_PACKED, COLS_PAIRED>(q.dst + d0, q.ldd, acc, q.alpha, true,
+                                                     T - j0, HS - d0);
         });
 }
 
@@ -424,10 +419,10 @@ static void forward(real *out, real *att, uint8_t *keep, const real *q, const re
                     uint32_t thr, real s)
 {
     static size_t allowed;
-    allow_smem((const void *)forward_kernel<ASYNC>, &allowed, rows_smem<ASYNC>(a->T), a->T);
-    forward_kernel<ASYNC><<<grid_of(a), THREADS, rows_smem<ASYNC>(a->T),
-                            (cudaStream_t)tt_cuda_stream()>>>(out, att, keep, q, k, v, pad, *a,
-                                                              at, tt_cuda_step_vary(), thr, s);
+    const size_t bytes = rows_smem<ASYNC>(a->T);
+    allow_smem((const void *)forward_kernel<ASYNC>, &allowed, bytes, a->T);
+    forward_kernel<ASYNC><<<grid_of(a), THREADS, bytes, (cudaStream_t)tt_cuda_stream()>>>(
+        out, att, keep, q, k, v, pad, *a, at, tt_cuda_step_vary(), thr, s);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -548,6 +548,15 @@ struct cols_prod {
     int ldm;
 };
 
+/* chunk c of the two products' pipeline (n0: the first's chunks): its product, and in *cc its
+ * index among that product's chunks */
+static __device__ __forceinline__ cols_prod prod_of(const cols_prod p[2], int n0, int c, int *cc)
+{
+    const bool second = c >= n0;
+    *cc = second ? c - n0 : c;
+    return second ? p[1] : p[0];
+}
+
 /* dkv_kernel's products for block (key tile, h, b): dk += scale dS^T Q, dv += D^T dO */
 static __device__ __forceinline__ void dkv_products(cols_prod p[2], real *dk, real *dv,
                                                     const real *ds, const real *dout,

@@ -168,50 +168,55 @@ static __device__ void scores(float *S, int lds, float alpha, float *tiles, cons
         });
 }
 
-/* The chunks of rows_times's M (T, HS), a head block of row stride ldm, over keys < kend: chunk
- * c is head columns CT (c / nk) onwards over keys KC (c % nk) onwards, staged (KC, CT) at LD_N
- * (a pipeline's stage) */
-struct rows_chunks {
-    const float *M;
-    int ldm, kend, HS, nk, n;
-    __device__ rows_chunks(const float *M_, int ldm_, int kend_, int HS_)
-        : M(M_), ldm(ldm_), kend(kend_), HS(HS_), nk((kend_ + KC - 1) / KC),
-          n((HS_ + CT - 1) / CT * nk)
-    {
-    }
-    __device__ void operator()(int c, float *b, int) const
-    {
-        const int d0 = c / nk * CT, j0 = c % nk * KC;
-        copy_tile<KC, CT>(b, LD_N, M + (int64_t)j0 * ldm + d0, ldm, kend - j0, HS - d0);
-    }
-};
+/* rows_times's chunk c of M (T, HS), a head block of row stride ldm, over keys < kend, into
+ * b: head columns CT (c / nk) onwards over keys KC (c % nk) onwards (nk = keys_chunks), staged
+ * (KC, CT) at LD_N; n_chunks of them in all */
+static __device__ __forceinline__ int keys_chunks(int kend)
+{
+    return (kend + KC - 1) / KC;
+}
+
+static __device__ __forceinline__ int n_chunks(int kend, int HS)
+{
+    return (HS + CT - 1) / CT * keys_chunks(kend);
+}
+
+static __device__ __forceinline__ void rows_stage(int c, float *b, const float *M, int ldm,
+                                                  int kend, int HS)
+{
+    const int nk = keys_chunks(kend), d0 = c / nk * CT, j0 = c % nk * KC;
+    copy_tile<KC, CT>(b, LD_N, M + (int64_t)j0 * ldm + d0, ldm, kend - j0, HS - d0);
+}
 
 /* rows_times's first chunks on their way (the buffers free), before the row passes */
-static __device__ __forceinline__ void rows_prefetch(float *tiles, const rows_chunks &m)
+static __device__ __forceinline__ void rows_prefetch(float *tiles, const float *M, int ldm,
+                                                     int kend, int HS)
 {
-    pipeline_start<TC_STAGES>(m.n, tiles, TC_TILE, m);
+    pipeline_start<TC_STAGES>(n_chunks(kend, HS), tiles, TC_TILE, [&](int c, float *b, int) {
+        rows_stage(c, b, M, ldm, kend, HS);
+    });
 }
 
 /* dst = alpha W M (add: +=) for rows r < nr: W the block's score rows (row stride lds; finite,
- * zeros past the keys, up to kend rounded up to 8), M's chunks m (P V, dS K), their pipeline
- * started by rows_prefetch; out the output tile's stage */
+ * zeros past the keys, up to kend rounded up to 8), M (P V, dS K) in rows_stage's chunks, their
+ * pipeline started by rows_prefetch; out the output tile's stage */
 template <int PASSES>
 static __device__ void rows_times(float *dst, int64_t ldd, float alpha, bool add, int nr,
                                   float *tiles, float *out, const float *W, int lds,
-                                  const rows_chunks &m)
+                                  const float *M, int ldm, int kend, int HS)
 {
-    const int wr = warp_row(), wc = warp_col();
+    const int wr = warp_row(), wc = warp_col(), nk = keys_chunks(kend);
     acc_t acc;
     pipeline_run<TC_STAGES>(
-        m.n, tiles, TC_TILE, m, land_nothing(), [&](int c, float *b) {
-            const int d0 = c / m.nk * CT, j0 = c % m.nk * KC;
-            const int kn = round_up(imin(KC, m.kend - j0), 8);
+        n_chunks(kend, HS), tiles, TC_TILE,
+        [&](int c, float *b, int) { rows_stage(c, b, M, ldm, kend, HS); }, land_nothing(),
+        [&](int c, float *b) {
+            const int d0 = c / nk * CT, j0 = c % nk * KC, kn = round_up(imin(KC, kend - j0), 8);
             if (j0 == 0) wm::fill_fragment(acc, 0.0f);
             for (int kk = 0; kk < kn; kk += 8)
                 mma8<PASSES, wm::row_major, wm::row_major>(acc, W + wr * lds + j0 + kk, lds,
                                                            b + kk * LD_N + wc, LD_N);
-            if (j0 + KC >= m.kend)
-                store_out(dst + d0, ldd, acc, out, alpha, add, nr, m.HS - d0);
+            if (j0 + KC >= kend) store_out(dst + d0, ldd, acc, out, alpha, add, nr, HS - d0);
         });
 }
 
@@ -232,22 +237,21 @@ static __device__ void cols_times(const cols_prod p[2], float s, float *tiles, f
     pipeline<TC_STAGES>(
         n, tiles, TC_TILE,
         [&](int c, float *b, int slot) {
-            const bool v = c >= n0;
-            const uint8_t *keep = v ? p[1].keep : p[0].keep;
-            const int ldm = v ? p[1].ldm : p[0].ldm, cc = v ? c - n0 : c;
+            int cc;
+            const cols_prod q = prod_of(p, n0, c, &cc);
             const int d0 = cc / nt * CT, t0 = i_lo + cc % nt * KC;
             const int64_t w0 = (int64_t)t0 * T + j0;
-            copy_kept_tile<KC, ROWS>(b, LD_W, (v ? p[1].W : p[0].W) + w0,
-                                     keep ? keep + w0 : NULL, kb[slot], T, T - t0, T - j0);
-            copy_tile<KC, CT>(b + KC * LD_W, LD_N, (v ? p[1].M : p[0].M) + (int64_t)t0 * ldm + d0,
-                              ldm, T - t0, HS - d0);
+            copy_kept_tile<KC, ROWS>(b, LD_W, q.W + w0, q.keep ? q.keep + w0 : NULL, kb[slot], T,
+                                     T - t0, T - j0);
+            copy_tile<KC, CT>(b + KC * LD_W, LD_N, q.M + (int64_t)t0 * q.ldm + d0, q.ldm, T - t0,
+                              HS - d0);
         },
         [&](int c, float *b, int slot) {
             if (c >= n0 ? p[1].keep : p[0].keep) apply_keep<KC, ROWS>(b, LD_W, kb[slot], s);
         },
         [&](int c, float *b) {
-            const bool v = c >= n0;
-            const int cc = v ? c - n0 : c;
+            int cc;
+            const cols_prod q = prod_of(p, n0, c, &cc);
             const int d0 = cc / nt * CT, t = cc % nt * KC, t0 = i_lo + t;
             const int kn = round_up(imin(KC, T - t0), 8);
             if (t == 0) wm::fill_fragment(acc, 0.0f);
@@ -255,8 +259,7 @@ static __device__ void cols_times(const cols_prod p[2], float s, float *tiles, f
                 mma8<PASSES, wm::col_major, wm::row_major>(acc, b + kk * LD_W + wr, LD_W,
                                                            b + KC * LD_W + kk * LD_N + wc, LD_N);
             if (t0 + KC >= T)
-                store_out((v ? p[1].dst : p[0].dst) + d0, v ? p[1].ldd : p[0].ldd, acc, out,
-                          v ? p[1].alpha : p[0].alpha, true, T - j0, HS - d0);
+                store_out(q.dst + d0, q.ldd, acc, out, q.alpha, true, T - j0, HS - d0);
         });
 }
 
@@ -277,12 +280,11 @@ static __global__ void __launch_bounds__(THREADS, 2)
     v += head_at(a, a.ldv);
     scores<PASSES>(S, lds, a.scale, tiles, q, a.ldq, k, a.ldk, i0, kend, T, HS);
     __syncthreads(); /* a fragment spans the rows of four warps' row passes; buffers free */
-    const rows_chunks vc(v, a.ldv, kend, HS);
-    rows_prefetch(tiles, vc); /* V on its way during the softmax */
+    rows_prefetch(tiles, v, a.ldv, kend, HS); /* V on its way during the softmax */
     softmax_rows(S, lds, round_up(T, 8), att, keep, pad ? pad + (int64_t)blockIdx.z * T : NULL,
                  a.causal, at, thr, s, bh, T, i0, kend);
     rows_times<PASSES>(out + head_at(a, a.ldo) + (int64_t)i0 * a.ldo, a.ldo, 1, false, T - i0,
-                       tiles, stage, S, lds, vc);
+                       tiles, stage, S, lds, v, a.ldv, kend, HS);
 }
 
 /* dq_kernel of attention.cu on tensor cores */
@@ -300,12 +302,11 @@ static __global__ void __launch_bounds__(THREADS, 2)
     v += head_at(a, a.ldv);
     scores<PASSES>(S, lds, 1, tiles, dout, a.ldo, v, a.ldv, i0, kend, T, HS);
     __syncthreads();
-    const rows_chunks kc(k, a.ldk, kend, HS);
-    if (dq) rows_prefetch(tiles, kc); /* K on its way during the dS rows */
+    if (dq) rows_prefetch(tiles, k, a.ldk, kend, HS); /* K on its way during the dS rows */
     ds_rows(S, lds, round_up(T, 8), ds, att, keep, s, bh, T, i0, kend);
     if (!dq) return; /* the same for the whole block */
     rows_times<PASSES>(dq + head_at(a, a.ldq) + (int64_t)i0 * a.ldq, a.ldq, a.scale, true, T - i0,
-                       tiles, stage, S, lds, kc);
+                       tiles, stage, S, lds, k, a.ldk, kend, HS);
 }
 
 /* dkv_kernel of attention.cu on tensor cores; dynamic shared memory dkv_smem */
