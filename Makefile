@@ -335,6 +335,9 @@ viewer-check:
 
 # The float32 runner checks kernels against references and the graph machinery; the float64
 # runner adds the finite-difference gradient checks. Each prints Check's summary per suite.
+# The two run at the same time (scripts/run_jobs.sh, their outputs printed after: each keeps
+# one core busy, and on CI's two cores that saves a minute and a half under the sanitizers;
+# with half of every test's time limit they still passed that way).
 # Then one epoch of the tiny config, and its attention viewer (index.html) opened in headless
 # Chromium: any JavaScript error fails; the screenshot is kept (Chromium is installed first when
 # missing; skipped, loudly, only when it cannot be).
@@ -342,8 +345,7 @@ VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
 	@$(MAKE) --no-print-directory runners $(TRAIN) $(INFER)
 	@$(MAKE) --no-print-directory header-check
-	$(CHECK32)
-	$(CHECK64)
+	scripts/run_jobs.sh $(BUILD)/test-logs $(CHECK32) $(CHECK64)
 	@rm -rf $(VIEW_CHECK)
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
 	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
@@ -429,6 +431,13 @@ bench-attention: deps-ok
 # `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes). Both of the
 # emulator's schedules (cuda_emu/emu.cc): float32 with work deferred to the host's waits,
 # float64 with every call run at once; the two precisions share the host code they test.
+# The emulator is one thread, so the suite runs as two jobs at once (scripts/run_jobs.sh): the
+# float32 attention case (the CUDA suite's tag "long", about 150 s here), and beside it the
+# other float32 cases then the float64 suite (about 85 s). A case without the tag runs in the
+# second job, so none is left out.
+EMU_JOBS := "TT_EMU_SCHEDULE=defer CK_INCLUDE_TAGS=long $(CHECK32) cuda" \
+            "TT_EMU_SCHEDULE=defer CK_EXCLUDE_TAGS=long $(CHECK32) cuda && \
+             TT_EMU_SCHEDULE=eager $(CHECK64) cuda"
 .PHONY: test-emu
 test-emu: deps-ok
 	$(if $(filter 1,$(CUDA_EMU)),,$(error test-emu runs the emulated CUDA build. HINT: make \
@@ -436,8 +445,7 @@ test-emu: deps-ok
 	@$(MAKE) --no-print-directory runners $(BUILD)/emu_selftest
 	TT_EMU_SCHEDULE=defer $(BUILD)/emu_selftest
 	TT_EMU_SCHEDULE=eager $(BUILD)/emu_selftest
-	TT_EMU_SCHEDULE=defer $(CHECK32) cuda
-	TT_EMU_SCHEDULE=eager $(CHECK64) cuda
+	scripts/run_jobs.sh $(BUILD)/test-emu $(EMU_JOBS)
 
 # the emulator's own test (tests/cuda_emu/selftest.cu): what it claims to catch, it catches
 $(BUILD)/emu_selftest: $(call obj,f32,tests/cuda_emu/selftest.cu) $(LIB32)

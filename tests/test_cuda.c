@@ -1192,6 +1192,9 @@ Suite *cuda_suite(void)
     tcase_add_test(tc, test_gemm);
     tcase_add_test(tc, test_matmul_precision);
     tc = new_tcase(s, "attention");
+    /* the suite's longest case by far on the emulated GPU: make test-emu runs it beside the
+     * others (CK_INCLUDE_TAGS / CK_EXCLUDE_TAGS) */
+    tcase_set_tags(tc, "long");
     tcase_add_checked_fixture(tc, attention_defaults, attention_defaults);
     tcase_add_test(tc, test_attention_unpacked);
     tcase_add_test(tc, test_attention_packed);
