@@ -118,7 +118,7 @@ ifeq ($(CUDA_EMU),1)
   # stacks), at -O2: the kernels' index arithmetic and conversions checked
   BUILD     ?= build/cuda-emu$(if $(filter 1,$(DEBUG)),-debug)
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu) tests/cuda_emu/emu.cc
-  CUDA_DEF  := -DTT_WITH_CUDA -Itests/cuda_emu/include
+  CUDA_DEF  := -DTT_WITH_CUDA -DTT_CUDA_EMULATED=1 -Itests/cuda_emu/include
   CUDA_LIBS := -lstdc++
   EMU_FLAGS  = -std=c++20 $(OPT) -ffp-contract=off -Wall -Wextra $(ERR_$(WERROR)) \
                -Wno-unknown-pragmas -Wno-sign-compare -DTT_WITH_CUDA -Isrc \

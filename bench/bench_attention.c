@@ -8,7 +8,10 @@
  * "high", cuBLAS's TF32). The target: at each precision, the arithmetic
  * set_matmul_precision picks is faster than the composition. No dropout (the composition has
  * none) and no padding mask. Each time is the median of 7 batches of `reps` calls, each batch
- * ended by a read of one value (the stream's end). Prints a line and a JSON line per shape and
+ * ended by a read of one value (the stream's end). Beside each time, the blocks of the forward,
+ * dq and dkv kernels one SM holds at once (blocks/SM, what their registers and shared memory
+ * allow; the tilings were made for 2; "-" where the runtime cannot say): with the grid (B NH
+ * T/32 blocks), how many rounds a kernel takes. Prints a line and a JSON line per shape and
  * arithmetic; exit 0 also when a target is missed (that is not an error), 2 on a usage error,
  * and "SKIP: no CUDA device" with exit 0 without a GPU.
  *   build/cuda/bench_attention [--reps N] [--rows "tiny small medium base gpt-small gpt-medium"]
@@ -156,9 +159,9 @@ int main(int argc, char **argv)
     printf("attention, float32, no dropout, %d calls per timing: the fused kernels forward and "
            "backward, the forward against cuBLAS + softmax at the same matmul precision\n",
            reps);
-    printf("%-11s %3s %4s %3s %3s %6s  %-9s %-7s %9s %11s %8s %9s  %s\n", "row", "B", "T", "NH",
-           "HS", "causal", "math", "prec", "fused us", "composed us", "speed-up", "bwd us",
-           "target");
+    printf("%-11s %3s %4s %3s %3s %6s  %-9s %-7s %9s %11s %8s %9s %9s  %s\n", "row", "B", "T",
+           "NH", "HS", "causal", "math", "prec", "fused us", "composed us", "speed-up", "bwd us",
+           "blocks/SM", "target");
     int missed = 0;
     for (int i = 0; i < NROWS; i++) {
         if (!wanted(rows, ROWS[i].name)) continue;
@@ -191,15 +194,21 @@ int main(int argc, char **argv)
             double tb = time_calls(fused_backward, &a, &m, reps);
             const bool target = picked[high] == MATHS[k].math, pass = tf < tc[high];
             missed += target && !pass;
-            printf("%-11s %3d %4d %3d %3d %6s  %-9s %-7s %9.1f %11.1f %7.2fx %9.1f  %s\n",
+            int res[3]; /* forward, dq, dkv: after their launches above, as it asks */
+            tt_cuda_attention_residency(&a, res);
+            char blocks[32] = "-";
+            if (res[0] && res[1] && res[2])
+                snprintf(blocks, sizeof blocks, "%d/%d/%d", res[0], res[1], res[2]);
+            printf("%-11s %3d %4d %3d %3d %6s  %-9s %-7s %9.1f %11.1f %7.2fx %9.1f %9s  %s\n",
                    ROWS[i].name, B, T, NH, HS, a.causal ? "yes" : "no", MATHS[k].name,
                    high ? "high" : "highest", tf * 1e6, tc[high] * 1e6, tc[high] / tf, tb * 1e6,
-                   !target ? "-" : pass ? "PASS" : "FAIL");
+                   blocks, !target ? "-" : pass ? "PASS" : "FAIL");
             printf("{\"row\": \"%s\", \"math\": \"%s\", \"precision\": \"%s\", "
                    "\"fused_us\": %.2f, \"composed_us\": %.2f, \"speedup\": %.3f, "
-                   "\"backward_us\": %.2f, \"picked\": %s}\n",
+                   "\"backward_us\": %.2f, \"blocks_per_sm\": [%d, %d, %d], \"picked\": %s}\n",
                    ROWS[i].name, MATHS[k].name, high ? "high" : "highest", tf * 1e6,
-                   tc[high] * 1e6, tc[high] / tf, tb * 1e6, target ? "true" : "false");
+                   tc[high] * 1e6, tc[high] / tf, tb * 1e6, res[0], res[1], res[2],
+                   target ? "true" : "false");
         }
         be->set_matmul_precision(false);
         be->free(m.qkv);

@@ -900,6 +900,25 @@ static bool light(void)
     return e && *e && strcmp(e, "0") != 0;
 }
 
+/* After a shape's launches at T, each kernel of the arithmetic now set fits an SM at least
+ * once (bench_attention's blocks/SM: the kernel and shared-memory size it asks about are the
+ * ones launched); the emulated GPU cannot say (0). */
+static void check_residency(int T, const char *math)
+{
+    const tt_attn_desc a = {.T = T};
+    int res[3] = {-1, -1, -1};
+    tt_cuda_attention_residency(&a, res);
+    for (int k = 0; k < 3; k++) {
+#ifdef TT_CUDA_EMULATED
+        (void)math;
+        ck_assert_int_eq(res[k], 0);
+#else
+        ck_assert_msg(res[k] >= 1, "attention %s, T %d: %s kernel, %d blocks an SM", math, T,
+                      (const char *[]){"forward", "dq", "dkv"}[k], res[k]);
+#endif
+    }
+}
+
 static void attention_cases(bool packed)
 {
     const int opts = light() ? 8 : 24;
@@ -911,6 +930,7 @@ static void attention_cases(bool packed)
             const int big = ATT[s].T > 256 ? 3 : 1, step = MATHS[m].opt_step;
             for (int opt = 0; opt < opts; opt += light() ? 1 : step > big ? step : big)
                 attention_case(s, opt, packed, MATHS[m].name);
+            check_residency(ATT[s].T, MATHS[m].name);
         }
     }
     attention_defaults();

@@ -654,6 +654,14 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev)
     return cudaSuccess;
 }
 
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *kernel,
+                                                          int threads, size_t smem)
+{
+    (void)kernel, (void)threads, (void)smem;
+    *blocks = 0;
+    return cudaErrorNotSupported;
+}
+
 cudaError_t cudaFuncSetAttribute(const void *kernel, cudaFuncAttribute attr, int value)
 {
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > SMEM_OPTIN)
@@ -928,6 +936,7 @@ const char *cudaGetErrorName(cudaError_t rc)
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
     case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
     case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
     case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
@@ -945,6 +954,7 @@ const char *cudaGetErrorString(cudaError_t rc)
     case cudaErrorMemoryAllocation: return "out of memory (emulated)";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulated)";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected (emulated)";
+    case cudaErrorNotSupported: return "operation not supported (emulated)";
     case cudaErrorStreamCaptureUnsupported:
         return "operation not permitted when stream is capturing (emulated)";
     case cudaErrorStreamCaptureInvalidated:

@@ -483,6 +483,20 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
                                       tc_passes());
 }
 
+template <bool ASYNC> static void residency(const tt_attn_desc *a, int blocks[3])
+{
+    blocks[0] = resident((const void *)forward_kernel<ASYNC>, rows_smem<ASYNC>(a->T));
+    blocks[1] = resident((const void *)dq_kernel<ASYNC>, rows_smem<ASYNC>(a->T));
+    blocks[2] = resident((const void *)dkv_kernel<ASYNC>, dkv_smem<ASYNC>());
+}
+
+void tt_cuda_attention_residency(const tt_attn_desc *a, int blocks[3])
+{
+    if (math_mode == TT_CUDA_ATTN_WIDE) residency<false>(a, blocks);
+    else if (math_mode == TT_CUDA_ATTN_PIPE) residency<true>(a, blocks);
+    else tt_cuda_attention_tc_residency(a, blocks, tc_passes());
+}
+
 /* forward: none; backward: dS (B,NH,T,T) for dkv_kernel */
 size_t tt_cuda_attention_scratch(const tt_attn_desc *a, bool backward)
 {

@@ -609,12 +609,26 @@ static inline void allow_smem(const void *kernel, size_t *allowed, size_t bytes,
     *allowed = bytes;
 }
 
+/* blocks of a THREADS-thread kernel with `bytes` of dynamic shared memory that one SM holds at
+ * once (its registers, shared memory and threads allow), 0 where the runtime cannot say (the
+ * emulated GPU); after a launch, whose allow_smem raised the kernel's limit to `bytes` */
+static inline int resident(const void *kernel, size_t bytes)
+{
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, THREADS, bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky; nothing else to report */
+        return 0;
+    }
+    return n;
+}
+
 /* The tensor-core kernels (attention_tc.cu, float32 builds): the slots' arguments, minus the
  * scratch checks done by the callers; passes 1 (TF32) or 3 (float32 split in two TF32 parts,
  * three products). */
 void tt_cuda_attention_tc_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
                                   const real *v, const int32_t *pad, const tt_attn_desc *a,
                                   tt_rng at, uint32_t thr, real s, int passes);
+void tt_cuda_attention_tc_residency(const tt_attn_desc *a, int blocks[3], int passes);
 void tt_cuda_attention_tc_backward(real *dq, real *dk, real *dv, real *ds, const real *dout,
                                    const real *att, const uint8_t *keep, const real *q,
                                    const real *k, const real *v, const tt_attn_desc *a, real s,

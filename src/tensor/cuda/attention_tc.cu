@@ -368,6 +368,21 @@ void tt_cuda_attention_tc_forward(float *out, float *att, uint8_t *keep, const f
         forward<3>(out, att, keep, q, k, v, pad, a, at, thr, s);
 }
 
+template <int PASSES> static void residency(const tt_attn_desc *a, int blocks[3])
+{
+    blocks[0] = resident((const void *)forward_kernel<PASSES>, rows_smem(a->T));
+    blocks[1] = resident((const void *)dq_kernel<PASSES>, rows_smem(a->T));
+    blocks[2] = resident((const void *)dkv_kernel<PASSES>, dkv_smem);
+}
+
+void tt_cuda_attention_tc_residency(const tt_attn_desc *a, int blocks[3], int passes)
+{
+    if (passes == 1)
+        residency<1>(a, blocks);
+    else
+        residency<3>(a, blocks);
+}
+
 void tt_cuda_attention_tc_backward(float *dq, float *dk, float *dv, float *ds, const float *dout,
                                    const float *att, const uint8_t *keep, const float *q,
                                    const float *k, const float *v, const tt_attn_desc *a, float s,
@@ -387,6 +402,12 @@ void tt_cuda_attention_tc_forward(real *out, real *att, uint8_t *keep, const rea
 {
     (void)out, (void)att, (void)keep, (void)q, (void)k, (void)v, (void)pad, (void)a, (void)at;
     (void)thr, (void)s, (void)passes;
+    TT_ASSERT_MSG(false, "attention: no tensor-core kernels in a float64 build");
+}
+
+void tt_cuda_attention_tc_residency(const tt_attn_desc *a, int blocks[3], int passes)
+{
+    (void)a, (void)blocks, (void)passes;
     TT_ASSERT_MSG(false, "attention: no tensor-core kernels in a float64 build");
 }
 

@@ -148,6 +148,11 @@ typedef enum {
 } tt_cuda_attn_math;
 void tt_cuda_attention_set_math(tt_cuda_attn_math m);
 tt_cuda_attn_math tt_cuda_attention_math(void);
+/* blocks[0..2]: how many blocks of the forward, dq and dkv kernels of the arithmetic now set
+ * one SM holds at once for shape a, 0 where the runtime cannot say; call it after those kernels
+ * have run at a's T (their shared-memory limit is raised at launch). bench_attention prints it:
+ * whether the occupancy a tiling was designed for is what the GPU gives. */
+void tt_cuda_attention_residency(const tt_attn_desc *a, int blocks[3]);
 
 void tt_cuda_sum_forward(real *out, const real *inp, int64_t n);
 

@@ -18,6 +18,7 @@ typedef enum cudaError {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
     cudaErrorNoDevice = 100,
+    cudaErrorNotSupported = 801,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorStreamCaptureUnjoined = 904,
@@ -56,6 +57,9 @@ cudaError_t cudaGetDevice(int *dev);
 cudaError_t cudaSetDevice(int dev);
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev);
 cudaError_t cudaFuncSetAttribute(const void *kernel, cudaFuncAttribute attr, int value);
+/* the emulator models no SM: NotSupported, *blocks 0 */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *kernel,
+                                                          int threads, size_t smem);
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 cudaError_t cudaMalloc(void **p, size_t bytes);
 cudaError_t cudaFree(void *p);
