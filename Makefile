@@ -118,6 +118,8 @@ ifeq ($(CUDA_EMU),1)
   # stacks), at -O2: the kernels' index arithmetic and conversions checked
   BUILD     ?= build/cuda-emu$(if $(filter 1,$(DEBUG)),-debug)
   CU_SRC    := $(wildcard src/tensor/cuda/*.cu) tests/cuda_emu/emu.cc
+  # TT_CUDA_EMULATED: the emulated cuda_runtime.h defines it for the .cu files; the C tests,
+  # which do not include it, get it here (test_cuda.c: what only a real GPU can answer)
   CUDA_DEF  := -DTT_WITH_CUDA -DTT_CUDA_EMULATED=1 -Itests/cuda_emu/include
   CUDA_LIBS := -lstdc++
   EMU_FLAGS  = -std=c++20 $(OPT) -ffp-contract=off -Wall -Wextra $(ERR_$(WERROR)) \

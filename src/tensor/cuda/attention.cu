@@ -485,9 +485,8 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
 
 template <bool ASYNC> static void residency(const tt_attn_desc *a, int blocks[3])
 {
-    blocks[0] = resident((const void *)forward_kernel<ASYNC>, rows_smem<ASYNC>(a->T));
-    blocks[1] = resident((const void *)dq_kernel<ASYNC>, rows_smem<ASYNC>(a->T));
-    blocks[2] = resident((const void *)dkv_kernel<ASYNC>, dkv_smem<ASYNC>());
+    residency_of(blocks, (const void *)forward_kernel<ASYNC>, (const void *)dq_kernel<ASYNC>,
+                 (const void *)dkv_kernel<ASYNC>, rows_smem<ASYNC>(a->T), dkv_smem<ASYNC>());
 }
 
 void tt_cuda_attention_residency(const tt_attn_desc *a, int blocks[3])

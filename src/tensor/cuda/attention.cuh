@@ -622,6 +622,16 @@ static inline int resident(const void *kernel, size_t bytes)
     return n;
 }
 
+/* tt_cuda_attention_residency's blocks[3] for one arithmetic's forward, dq and dkv kernels:
+ * the first two launched with `rows` bytes of dynamic shared memory, dkv with `cols` */
+static inline void residency_of(int blocks[3], const void *forward, const void *dq,
+                                const void *dkv, size_t rows, size_t cols)
+{
+    blocks[0] = resident(forward, rows);
+    blocks[1] = resident(dq, rows);
+    blocks[2] = resident(dkv, cols);
+}
+
 /* The tensor-core kernels (attention_tc.cu, float32 builds): the slots' arguments, minus the
  * scratch checks done by the callers; passes 1 (TF32) or 3 (float32 split in two TF32 parts,
  * three products). */

@@ -370,9 +370,8 @@ void tt_cuda_attention_tc_forward(float *out, float *att, uint8_t *keep, const f
 
 template <int PASSES> static void residency(const tt_attn_desc *a, int blocks[3])
 {
-    blocks[0] = resident((const void *)forward_kernel<PASSES>, rows_smem(a->T));
-    blocks[1] = resident((const void *)dq_kernel<PASSES>, rows_smem(a->T));
-    blocks[2] = resident((const void *)dkv_kernel<PASSES>, dkv_smem);
+    residency_of(blocks, (const void *)forward_kernel<PASSES>, (const void *)dq_kernel<PASSES>,
+                 (const void *)dkv_kernel<PASSES>, rows_smem(a->T), dkv_smem);
 }
 
 void tt_cuda_attention_tc_residency(const tt_attn_desc *a, int blocks[3], int passes)
