@@ -439,12 +439,13 @@ bench-attention: deps-ok
 # `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes). Both of the
 # emulator's schedules (cuda_emu/emu.cc): float32 with work deferred to the host's waits,
 # float64 with every call run at once; the two precisions share the host code they test.
-# The emulator is one thread, so the suite runs as two jobs at once (scripts/run_jobs.sh): the
-# float32 attention case (the CUDA suite's tag "long", about 150 s here), and beside it the
-# other float32 cases then the float64 suite (about 85 s). A case without the tag runs in the
-# second job, so none is left out.
-EMU_JOBS := "TT_EMU_SCHEDULE=defer CK_INCLUDE_TAGS=long $(CHECK32) cuda" \
-            "TT_EMU_SCHEDULE=defer CK_EXCLUDE_TAGS=long $(CHECK32) cuda && \
+# The emulator is one thread, so the suite runs as three jobs at once (scripts/run_jobs.sh):
+# the float32 attention cases, unpacked (the CUDA suite's tag "long") and packed
+# ("long-packed"), each a job, and beside them the other float32 cases then the float64 suite.
+# A case with neither tag runs in the third job, so none is left out.
+EMU_LONG := long long-packed
+EMU_JOBS := $(foreach t,$(EMU_LONG),"TT_EMU_SCHEDULE=defer CK_INCLUDE_TAGS=$(t) $(CHECK32) cuda") \
+            "TT_EMU_SCHEDULE=defer CK_EXCLUDE_TAGS='$(EMU_LONG)' $(CHECK32) cuda && \
              TT_EMU_SCHEDULE=eager $(CHECK64) cuda"
 .PHONY: test-emu
 test-emu: deps-ok

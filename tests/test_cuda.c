@@ -1211,12 +1211,15 @@ Suite *cuda_suite(void)
     tc = new_tcase(s, "gemm");
     tcase_add_test(tc, test_gemm);
     tcase_add_test(tc, test_matmul_precision);
+    /* the suite's longest cases by far on the emulated GPU, about equal: make test-emu runs
+     * each in a job of its own beside the others (CK_INCLUDE_TAGS / CK_EXCLUDE_TAGS) */
     tc = new_tcase(s, "attention");
-    /* the suite's longest case by far on the emulated GPU: make test-emu runs it beside the
-     * others (CK_INCLUDE_TAGS / CK_EXCLUDE_TAGS) */
     tcase_set_tags(tc, "long");
     tcase_add_checked_fixture(tc, attention_defaults, attention_defaults);
     tcase_add_test(tc, test_attention_unpacked);
+    tc = new_tcase(s, "attention_packed");
+    tcase_set_tags(tc, "long-packed");
+    tcase_add_checked_fixture(tc, attention_defaults, attention_defaults);
     tcase_add_test(tc, test_attention_packed);
     tc = new_tcase(s, "optimizers");
     tcase_add_test(tc, test_optimizers);
