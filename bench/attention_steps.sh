@@ -7,7 +7,10 @@
 # bias by its own kernel and a gemm with beta 1, not in cuBLASLt's epilogue: backend.cu), the
 # column "wide-nolt", which shows what the epilogue saves. Prints one table: the median ms per
 # step of each run, and which arithmetic was fastest per config and precision (of the first
-# four).
+# four; at highest of the float32-exact three, tf32 left out: matmul_precision "highest" must
+# not round to TF32), then a line per config, "pick CONFIG: TT_CUDA_ATTN=HIGHEST/HIGH", the two
+# fastest as the environment takes them (backend.cu), so that a bench run can time them before
+# backend.cu's table says so.
 #   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
 # Defaults: build/cuda/bench_step, --configs base (where the attention matters most), 3 warm-up
 # and 10 timed steps (about a minute for base on an H100). scripts/gpu_check.sh's attention step
@@ -46,7 +49,9 @@ printf '%-10s %-9s' config precision
 for m in $MATHS; do printf ' %9s' "$m ms"; done
 printf '  %s\n' fastest
 status=0
+picks=
 for c in $CONFIGS; do
+    pick=
     for p in highest high; do
         printf '%-10s %-9s' "$c" "$p"
         best='' best_ms=''
@@ -64,11 +69,20 @@ for c in $CONFIGS; do
             fi
             printf ' %9s' "$ms"
             [ "$m" = wide-nolt ] && continue
+            [ "$p" = highest ] && [ "$m" = tf32 ] && continue
             if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then
                 best=$m best_ms=$ms
             fi
         done
         printf '  %s\n' "${best:--}"
+        pick=${pick:+$pick/}${best:--}
     done
+    case $pick in
+    *-*) pick="none (a run gave no time)" ;;
+    *) pick=TT_CUDA_ATTN=$pick ;;
+    esac
+    picks="$picks
+pick $c: $pick"
 done
+printf '%s\n' "${picks#?}"
 exit $status

@@ -136,8 +136,12 @@ else
 fi
 COUNTS=
 for c in $CONFIGS; do COUNTS="$COUNTS, $c $(warmup_of "$c") + $(steps_of "$c")"; done
+# the fused attention ours ran: backend.cu's table, or the environment's override
+ATTN="ours: the fused attention of TT_CUDA_ATTN=${TT_CUDA_ATTN:-} (highest/high)"
+[ -n "${TT_CUDA_ATTN:-}" ] ||
+    ATTN="ours: the fused attention of backend.cu's ATTN_MATH_HIGHEST/HIGH"
 echo "gpu benchmark $(date '+%Y-%m-%d %H:%M %Z'): $WHAT; precisions $PRECISIONS; compiled" \
-     "rows: ${COMPILE_ROWS:-none}; warm-up + timed steps${COUNTS#,}"
+     "rows: ${COMPILE_ROWS:-none}; warm-up + timed steps${COUNTS#,}; $ATTN"
 
 j=0 PEAKS=
 for p in $PRECISIONS; do
@@ -223,7 +227,7 @@ TABLE=$(mktemp "${TMPDIR:-/tmp}/gpu_bench.XXXXXX") || exit 1
 trap 'rm -f "$TABLE"' EXIT
 {
     echo "$(date '+%Y-%m-%d'), $WHAT, torch ${TORCH:-?}; the gemm ${GEMM_N}^3 peak in" \
-         "TFLOP/s${PEAKS#,}; $(elapsed) s in all"
+         "TFLOP/s${PEAKS#,}; $(elapsed) s in all; $ATTN"
     echo
     printf '%s%s%s\n' "| config | precision | ours ms | one stream ms | ours tok/s | eager ms" \
         " | compile ms | vs eager | vs compile | device MB ours / eager / compile" \

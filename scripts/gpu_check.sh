@@ -93,17 +93,22 @@
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build cuda train \
 #        dump memcheck attention racecheck   (correctness first, then which attention is
 #        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
-#      Between the calls: where the attention step's second table names an arithmetic other
-#        than wide fastest at a precision (at highest only wide, pipelined or 3xtf32 may go;
-#        6101217 made the cp.async ones stage several chunks ahead, untimed), put it in
-#        backend.cu's ATTN_MATH_HIGHEST or ATTN_MATH_HIGH: call 2's build picks it up
-#   2. source .device/env.sh && GPU_CHECK_BUDGET=300 scripts/gpu_check.sh build bench
-#        (the step starts no torch.compile run past its budget; base's compiled rows go first)
+#      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
+#        arithmetic in base's whole step at each precision (at highest of wide, pipelined and
+#        3xtf32 only; 6101217 made the cp.async ones stage several chunks ahead, untimed).
+#        Copy it into call 2's command as it stands: no file to edit between the calls, whose
+#        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15).
+#   2. source .device/env.sh && TT_CUDA_ATTN=<the pick> GPU_CHECK_BUDGET=300 \
+#        scripts/gpu_check.sh build bench
+#        (the step starts no torch.compile run past its budget; base's compiled rows go first;
+#        the table's first line names the attention ours ran). After the GPU: write the pick
+#        into backend.cu's ATTN_MATH_HIGHEST and ATTN_MATH_HIGH (and test_matmul_precision's
+#        assertion), so that the default is what was timed
 #      But where call 1's "attention in the step" table shows base still missing its targets
 #        with the fastest arithmetic (PyTorch on base, H100, 2026-11-24 and 25: eager 130.6 ms
 #        at highest and 54.7 at high, torch.compile 120.0 and 44.1; so ours must be at most
 #        130.6 and 54.7 ms), the bench would only repeat the miss: make call 2
-#        GPU_CHECK_NCU_MATHS="<the two fastest>" GPU_CHECK_BUDGET=420 scripts/gpu_check.sh
+#        GPU_CHECK_NCU_MATHS="<the pick's two>" GPU_CHECK_BUDGET=420 scripts/gpu_check.sh
 #        build attention-ncu, whose stall reasons say where the attention's time goes (by the
 #        2026-11-25 figures a TF32 forward block of base took about 46 us for its 16 chunks,
 #        several times what one round trip to memory a chunk explains), and leave the bench

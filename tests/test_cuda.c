@@ -1085,6 +1085,45 @@ START_TEST(test_matmul_precision)
 }
 END_TEST
 
+/* TT_CUDA_ATTN overrides the arithmetic set_matmul_precision picks: one name at both
+ * precisions, HIGHEST/HIGH per precision; anything else is ignored whole (the table's pick,
+ * wide at both, with a warning). float64 builds keep only the float cores (set_math). */
+START_TEST(test_attention_override)
+{
+    NEED_GPU();
+    /* what each name gives here: wide, pipelined, 3xtf32, tf32 */
+    const tt_cuda_attn_math BY[4] = {TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_PIPE,
+#ifdef TT_DOUBLE
+                                     TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_WIDE};
+#else
+                                     TT_CUDA_ATTN_TF32X3, TT_CUDA_ATTN_TF32};
+#endif
+    static const struct {
+        const char *env;
+        int highest, high; /* indices into BY */
+    } CASES[] = {
+        {"pipelined", 1, 1},      {"tf32", 3, 3},        {"pipelined/wide", 1, 0},
+        {"wide/pipelined", 0, 1}, {"3xtf32/tf32", 2, 3}, {"tf32/3xtf32", 3, 2},
+        /* ignored: the table's pick */
+        {"pipelined/", 0, 0},     {"/pipelined", 0, 0},  {"pipelined/tf32/wide", 0, 0},
+        {"Pipelined", 0, 0},      {"wide/nonsense", 0, 0}, {"tf", 0, 0},
+        {"tf32x", 0, 0},
+    };
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        setenv("TT_CUDA_ATTN", CASES[k].env, 1);
+        for (int high = 0; high <= 1; high++) {
+            gpu->set_matmul_precision(high);
+            ck_assert_msg(tt_cuda_attention_math() == BY[high ? CASES[k].high : CASES[k].highest],
+                          "TT_CUDA_ATTN=%s at %s: arithmetic %d", CASES[k].env,
+                          high ? "high" : "highest", (int)tt_cuda_attention_math());
+        }
+    }
+    unsetenv("TT_CUDA_ATTN");
+    gpu->set_matmul_precision(false);
+    ck_assert_int_eq(tt_cuda_attention_math(), TT_CUDA_ATTN_WIDE);
+}
+END_TEST
+
 /* ---- the step bracket: staging, capture and replay (backend.cu) ---------------------------- */
 
 enum { STEPS = 5 };
@@ -1211,6 +1250,7 @@ Suite *cuda_suite(void)
     tc = new_tcase(s, "gemm");
     tcase_add_test(tc, test_gemm);
     tcase_add_test(tc, test_matmul_precision);
+    tcase_add_test(tc, test_attention_override);
     /* the suite's longest cases by far on the emulated GPU, about equal: make test-emu runs
      * each in a job of its own beside the others (CK_INCLUDE_TAGS / CK_EXCLUDE_TAGS) */
     tc = new_tcase(s, "attention");

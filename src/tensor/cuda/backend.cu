@@ -374,13 +374,16 @@ static int cuda_get_threads(void) { return 1; }
  * half a microsecond of the best, bench/RESULTS.md), before the cp.async staging ran several
  * chunks ahead (6101217, untimed): bench/attention_steps.sh names the fastest, and this table
  * is where a faster one goes (at highest only the float32-exact ones: wide, pipelined,
- * 3xtf32). TT_CUDA_ATTN in the environment (wide, pipelined, 3xtf32 or tf32: cuda.h's four)
- * overrides it, for comparing them in a whole step (bench/attention_steps.sh); another value
- * is ignored with a warning. */
+ * 3xtf32). TT_CUDA_ATTN in the environment overrides it, for comparing them in a whole step
+ * (bench/attention_steps.sh) and for timing a pick before it is written here (gpu_check's
+ * second call): NAME at both precisions, or HIGHEST/HIGH (e.g. 3xtf32/tf32), each of
+ * cuda.h's four (wide, pipelined, 3xtf32, tf32); any other value is ignored, whole, with a
+ * warning. */
 static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_WIDE;
 static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_WIDE;
 
-static tt_cuda_attn_math attention_math(bool high)
+/* the arithmetic named by s[0 .. n), false where none is */
+static bool attention_named(const char *s, size_t n, tt_cuda_attn_math *m)
 {
     static const struct {
         const char *name;
@@ -389,14 +392,30 @@ static tt_cuda_attn_math attention_math(bool high)
                  {"pipelined", TT_CUDA_ATTN_PIPE},
                  {"3xtf32", TT_CUDA_ATTN_TF32X3},
                  {"tf32", TT_CUDA_ATTN_TF32}};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strlen(names[k].name) == n && !strncmp(s, names[k].name, n)) {
+            *m = names[k].math;
+            return true;
+        }
+    return false;
+}
+
+static tt_cuda_attn_math attention_math(bool high)
+{
+    tt_cuda_attn_math m[2] = {ATTN_MATH_HIGHEST, ATTN_MATH_HIGH}, named[2];
     const char *e = getenv("TT_CUDA_ATTN");
-    if (e && *e) {
-        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-            if (!strcmp(e, names[k].name)) return names[k].math;
-        fprintf(stderr,
-                "warning: TT_CUDA_ATTN=%s is not wide, pipelined, 3xtf32 or tf32; ignored\n", e);
-    }
-    return high ? ATTN_MATH_HIGH : ATTN_MATH_HIGHEST;
+    if (!e || !*e) return m[high];
+    const char *slash = strchr(e, '/');
+    const size_t n0 = slash ? (size_t)(slash - e) : strlen(e);
+    const char *second = slash ? slash + 1 : e;
+    if (attention_named(e, n0, &named[0]) &&
+        attention_named(second, slash ? strlen(second) : n0, &named[1]))
+        return named[high];
+    fprintf(stderr,
+            "warning: TT_CUDA_ATTN=%s is not one of wide, pipelined, 3xtf32 and tf32, nor two "
+            "of them as HIGHEST/HIGH (e.g. 3xtf32/tf32); ignored\n",
+            e);
+    return m[high];
 }
 
 /* "high": cuBLAS may round float32 gemm inputs to TF32 on tensor cores (PyTorch's
