@@ -1087,40 +1087,48 @@ END_TEST
 
 /* TT_CUDA_ATTN overrides the arithmetic set_matmul_precision picks: one name at both
  * precisions, HIGHEST/HIGH per precision; anything else is ignored whole (the table's pick,
- * wide at both, with a warning). float64 builds keep only the float cores (set_math). */
+ * with a warning; test_matmul_precision checks the table). float64 builds keep only the float
+ * cores (set_math). */
 START_TEST(test_attention_override)
 {
     NEED_GPU();
-    /* what each name gives here: wide, pipelined, 3xtf32, tf32 */
-    const tt_cuda_attn_math BY[4] = {TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_PIPE,
+    /* what each name gives here: wide, pipelined, 3xtf32, tf32; then the table's pick at
+     * highest and high (index 4 + high) */
+    tt_cuda_attn_math by[6] = {TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_PIPE,
 #ifdef TT_DOUBLE
-                                     TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_WIDE};
+                               TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_WIDE};
 #else
-                                     TT_CUDA_ATTN_TF32X3, TT_CUDA_ATTN_TF32};
+                               TT_CUDA_ATTN_TF32X3, TT_CUDA_ATTN_TF32};
 #endif
+    unsetenv("TT_CUDA_ATTN");
+    for (int high = 0; high <= 1; high++) {
+        gpu->set_matmul_precision(high);
+        by[4 + high] = tt_cuda_attention_math();
+    }
+    enum { TABLE = -1 }; /* the table's pick at the precision */
     static const struct {
         const char *env;
-        int highest, high; /* indices into BY */
+        int highest, high; /* indices into by, or TABLE */
     } CASES[] = {
-        {"pipelined", 1, 1},      {"tf32", 3, 3},        {"pipelined/wide", 1, 0},
-        {"wide/pipelined", 0, 1}, {"3xtf32/tf32", 2, 3}, {"tf32/3xtf32", 3, 2},
-        /* ignored: the table's pick */
-        {"pipelined/", 0, 0},     {"/pipelined", 0, 0},  {"pipelined/tf32/wide", 0, 0},
-        {"Pipelined", 0, 0},      {"wide/nonsense", 0, 0}, {"tf", 0, 0},
-        {"tf32x", 0, 0},
+        {"pipelined", 1, 1},      {"tf32", 3, 3},           {"pipelined/wide", 1, 0},
+        {"wide/pipelined", 0, 1}, {"3xtf32/tf32", 2, 3},    {"tf32/3xtf32", 3, 2},
+        {"pipelined/", TABLE, TABLE},  {"/pipelined", TABLE, TABLE},
+        {"pipelined/tf32/wide", TABLE, TABLE}, {"Pipelined", TABLE, TABLE},
+        {"wide/nonsense", TABLE, TABLE}, {"tf", TABLE, TABLE}, {"tf32x", TABLE, TABLE},
     };
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         setenv("TT_CUDA_ATTN", CASES[k].env, 1);
         for (int high = 0; high <= 1; high++) {
+            const int i = high ? CASES[k].high : CASES[k].highest;
             gpu->set_matmul_precision(high);
-            ck_assert_msg(tt_cuda_attention_math() == BY[high ? CASES[k].high : CASES[k].highest],
+            ck_assert_msg(tt_cuda_attention_math() == by[i == TABLE ? 4 + high : i],
                           "TT_CUDA_ATTN=%s at %s: arithmetic %d", CASES[k].env,
                           high ? "high" : "highest", (int)tt_cuda_attention_math());
         }
     }
     unsetenv("TT_CUDA_ATTN");
     gpu->set_matmul_precision(false);
-    ck_assert_int_eq(tt_cuda_attention_math(), TT_CUDA_ATTN_WIDE);
+    ck_assert_int_eq(tt_cuda_attention_math(), by[4]);
 }
 END_TEST
 
