@@ -137,9 +137,11 @@ fi
 COUNTS=
 for c in $CONFIGS; do COUNTS="$COUNTS, $c $(warmup_of "$c") + $(steps_of "$c")"; done
 # the fused attention ours ran: backend.cu's table, or the environment's override
-ATTN="ours: the fused attention of TT_CUDA_ATTN=${TT_CUDA_ATTN:-} (highest/high)"
-[ -n "${TT_CUDA_ATTN:-}" ] ||
+if [ -n "${TT_CUDA_ATTN:-}" ]; then
+    ATTN="ours: the fused attention of TT_CUDA_ATTN=$TT_CUDA_ATTN (highest/high)"
+else
     ATTN="ours: the fused attention of backend.cu's ATTN_MATH_HIGHEST/HIGH"
+fi
 echo "gpu benchmark $(date '+%Y-%m-%d %H:%M %Z'): $WHAT; precisions $PRECISIONS; compiled" \
      "rows: ${COMPILE_ROWS:-none}; warm-up + timed steps${COUNTS#,}; $ATTN"
 

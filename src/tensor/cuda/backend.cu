@@ -405,11 +405,9 @@ static tt_cuda_attn_math attention_math(bool high)
     tt_cuda_attn_math m[2] = {ATTN_MATH_HIGHEST, ATTN_MATH_HIGH}, named[2];
     const char *e = getenv("TT_CUDA_ATTN");
     if (!e || !*e) return m[high];
-    const char *slash = strchr(e, '/');
-    const size_t n0 = slash ? (size_t)(slash - e) : strlen(e);
-    const char *second = slash ? slash + 1 : e;
-    if (attention_named(e, n0, &named[0]) &&
-        attention_named(second, slash ? strlen(second) : n0, &named[1]))
+    const char *slash = strchr(e, '/'), *second = slash ? slash + 1 : e; /* one name: both */
+    if (attention_named(e, slash ? (size_t)(slash - e) : strlen(e), &named[0]) &&
+        attention_named(second, strlen(second), &named[1]))
         return named[high];
     fprintf(stderr,
             "warning: TT_CUDA_ATTN=%s is not one of wide, pipelined, 3xtf32 and tf32, nor two "
