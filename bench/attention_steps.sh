@@ -2,18 +2,19 @@
 # attention_steps.sh: the whole training step with each of the fused attention's arithmetics,
 # ours only, so that the one matmul_precision picks (backend.cu attention_math) can be checked
 # against the others where it counts: bench_step of the CUDA build, --set device=cuda, with
-# TT_CUDA_ATTN = wide, pipelined, 3xtf32 and tf32 in turn, each config at matmul precision highest
-# and high, every run in its own process; then wide once more with TT_CUDA_LT=0 (the Linears'
-# bias by its own kernel and a gemm with beta 1, not in cuBLASLt's epilogue: backend.cu), the
-# column "wide-nolt", which shows what the epilogue saves. Prints one table: the median ms per
-# step of each run, and which arithmetic was fastest per config and precision (of the first
-# four; at highest of the float32-exact three, tf32 left out: matmul_precision "highest" must
-# not round to TF32), then a line per config, "pick CONFIG: TT_CUDA_ATTN=HIGHEST/HIGH", the two
+# TT_CUDA_ATTN = wide, pipelined, 3xtf32, tf32, mma-3xtf32 and mma-tf32 in turn, each config at
+# matmul precision highest and high (the two that round to TF32, tf32 and mma-tf32, at high
+# only: matmul_precision "highest" must not round to TF32), every run in its own process; then
+# wide once more with TT_CUDA_LT=0 (the Linears' bias by its own kernel and a gemm with beta
+# 1, not in cuBLASLt's epilogue: backend.cu), the column "wide-nolt", which shows what the
+# epilogue saves. Prints one table: the median ms per step of each run, and which arithmetic
+# was fastest per config and precision (of all but wide-nolt), then a line per config,
+# "pick CONFIG: TT_CUDA_ATTN=HIGHEST/HIGH", the two
 # fastest as the environment takes them (backend.cu), so that a bench run can time them before
 # backend.cu's table says so.
 #   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
 # Defaults: build/cuda/bench_step, --configs base (where the attention matters most), 3 warm-up
-# and 10 timed steps (about a minute for base on an H100). scripts/gpu_check.sh's attention step
+# and 10 timed steps (about 90 s for base on an H100). scripts/gpu_check.sh's attention step
 # runs it. Without a GPU, the emulated build shows the pipeline works (slowly, on tiny):
 #   bench/attention_steps.sh build/cuda-emu/bench_step --configs tiny --warmup 1 --steps 1
 # Exit status 2 on a usage error or a missing BENCH_STEP, 1 when a run fails.
@@ -44,43 +45,49 @@ if [ ! -x "$BIN" ]; then
     exit 2
 fi
 
-MATHS="wide pipelined 3xtf32 tf32 wide-nolt"
+MATHS="wide pipelined 3xtf32 tf32 mma-3xtf32 mma-tf32 wide-nolt"
 printf '%-10s %-9s' config precision
-for m in $MATHS; do printf ' %9s' "$m ms"; done
+for m in $MATHS; do printf ' %13s' "$m ms"; done
 printf '  %s\n' fastest
 status=0
 picks=
 for c in $CONFIGS; do
-    pick=
+    pick= missing=
     for p in highest high; do
         printf '%-10s %-9s' "$c" "$p"
         best='' best_ms=''
         for m in $MATHS; do
             lt=1
             [ "$m" = wide-nolt ] && lt=0
+            # highest must not round to TF32: those two are not run there (device time)
+            case "$p/$m" in highest/tf32 | highest/mma-tf32)
+                printf ' %13s' -
+                continue ;;
+            esac
             out=$(TT_CUDA_ATTN=${m%-nolt} TT_CUDA_LT=$lt "$BIN" --config "$c" --set device=cuda \
                 --set matmul_precision="$p" --warmup "$WARMUP" --steps "$STEPS" 2>&1)
             ms=$(printf '%s\n' "$out" | sed -n 's/.*"median_ms":\([0-9.]*\).*/\1/p' | tail -1)
             if [ -z "$ms" ]; then
-                printf ' %9s' failed
+                printf ' %13s' failed
                 printf '%s\n' "$out" | tail -5 | sed 's/^/    /' >&2
                 status=1
                 continue
             fi
-            printf ' %9s' "$ms"
+            printf ' %13s' "$ms"
             [ "$m" = wide-nolt ] && continue
-            [ "$p" = highest ] && [ "$m" = tf32 ] && continue
             if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then
                 best=$m best_ms=$ms
             fi
         done
         printf '  %s\n' "${best:--}"
-        pick=${pick:+$pick/}${best:--}
+        [ -n "$best" ] || missing=1
+        pick=${pick:+$pick/}$best
     done
-    case $pick in
-    *-*) pick="none (a run gave no time)" ;;
-    *) pick=TT_CUDA_ATTN=$pick ;;
-    esac
+    if [ -n "$missing" ]; then
+        pick="none (a run gave no time)"
+    else
+        pick=TT_CUDA_ATTN=$pick
+    fi
     picks="$picks
 pick $c: $pick"
 done

@@ -1,19 +1,20 @@
-/* bench_attention.c: the fused CUDA attention (tensor/cuda/attention.cu, attention_tc.cu)
- * against the composition it must beat (tensor/cuda/attention_ref.cu: strided-batched cuBLAS
- * gemms and a masked-softmax kernel, the tests' reference), on the attention shapes of the
- * bench rows, in float32. Each of the fused kernels' arithmetics (cuda.h: the float cores
- * with either staging, three TF32 products, one TF32 product) is timed forward and backward
- * (dq, dk, dv); its forward is compared with the composition at the matmul precision it
- * stands for (the float cores at both, 3xTF32 at "highest", cuBLAS's default math; TF32 at
- * "high", cuBLAS's TF32). The target: at each precision, the arithmetic
- * set_matmul_precision picks is faster than the composition. No dropout (the composition has
- * none) and no padding mask. Each time is the median of 7 batches of `reps` calls, each batch
- * ended by a read of one value (the stream's end). Beside each time, the blocks of the forward,
- * dq and dkv kernels one SM holds at once (blocks/SM, what their registers and shared memory
- * allow; the tilings were made for 2; "-" where the runtime cannot say): with the grid (B NH
- * T/32 blocks), how many rounds a kernel takes. Prints a line and a JSON line per shape and
- * arithmetic; exit 0 also when a target is missed (that is not an error), 2 on a usage error,
- * and "SKIP: no CUDA device" with exit 0 without a GPU.
+/* bench_attention.c: the fused CUDA attention (tensor/cuda/attention.cu, attention_tc.cu,
+ * attention_mma.cu) against the composition it must beat (tensor/cuda/attention_ref.cu:
+ * strided-batched cuBLAS gemms and a masked-softmax kernel, the tests' reference), on the
+ * attention shapes of the bench rows, in float32. Each of the fused kernels' arithmetics
+ * (cuda.h: the float cores with either staging, three TF32 products, one TF32 product, the last
+ * two again through mma.sync) is timed forward and backward (dq, dk, dv); its forward is
+ * compared with the composition at the matmul precision it stands for (the float cores at
+ * both, 3xTF32 at "highest", cuBLAS's default math; TF32 at "high", cuBLAS's TF32). The
+ * target: at each precision, the arithmetic set_matmul_precision picks is faster than the
+ * composition. No dropout (the composition has none) and no padding mask. Each time is the
+ * median of 7 batches of `reps` calls, each batch ended by a read of one value (the stream's
+ * end). Beside each time, the blocks of the forward, dq and dkv kernels one SM holds at once
+ * (blocks/SM, what their registers and shared memory allow; the tilings were made for 2, the
+ * mma.sync kernels' blocks of 128 threads for 2 to 4; "-" where the runtime cannot say): with
+ * the grid (B NH T/32 blocks, T/64 for mma.sync), how many rounds a kernel takes. Prints a
+ * line and a JSON line per shape and arithmetic; exit 0 also when a target is missed (that is
+ * not an error), 2 on a usage error, and "SKIP: no CUDA device" with exit 0 without a GPU.
  *   build/cuda/bench_attention [--reps N] [--rows "tiny small medium base gpt-small gpt-medium"]
  * (make CUDA=1 bench-attention) */
 #include "bench_util.h"
@@ -106,7 +107,9 @@ static const struct {
 } MATHS[] = {{TT_CUDA_ATTN_WIDE, "wide", false},
              {TT_CUDA_ATTN_PIPE, "pipelined", false},
              {TT_CUDA_ATTN_TF32X3, "3xTF32", false},
+             {TT_CUDA_ATTN_MMA3, "mma-3xTF32", false},
              {TT_CUDA_ATTN_TF32, "TF32", true},
+             {TT_CUDA_ATTN_MMA, "mma-TF32", true},
              {TT_CUDA_ATTN_WIDE, "wide", true},
              {TT_CUDA_ATTN_PIPE, "pipelined", true}};
 
@@ -159,7 +162,7 @@ int main(int argc, char **argv)
     printf("attention, float32, no dropout, %d calls per timing: the fused kernels forward and "
            "backward, the forward against cuBLAS + softmax at the same matmul precision\n",
            reps);
-    printf("%-11s %3s %4s %3s %3s %6s  %-9s %-7s %9s %11s %8s %9s %9s  %s\n", "row", "B", "T",
+    printf("%-11s %3s %4s %3s %3s %6s  %-10s %-7s %9s %11s %8s %9s %9s  %s\n", "row", "B", "T",
            "NH", "HS", "causal", "math", "prec", "fused us", "composed us", "speed-up", "bwd us",
            "blocks/SM", "target");
     int missed = 0;
@@ -199,7 +202,7 @@ int main(int argc, char **argv)
             char blocks[32] = "-";
             if (res[0] && res[1] && res[2])
                 snprintf(blocks, sizeof blocks, "%d/%d/%d", res[0], res[1], res[2]);
-            printf("%-11s %3d %4d %3d %3d %6s  %-9s %-7s %9.1f %11.1f %7.2fx %9.1f %9s  %s\n",
+            printf("%-11s %3d %4d %3d %3d %6s  %-10s %-7s %9.1f %11.1f %7.2fx %9.1f %9s  %s\n",
                    ROWS[i].name, B, T, NH, HS, a.causal ? "yes" : "no", MATHS[k].name,
                    high ? "high" : "highest", tf * 1e6, tc[high] * 1e6, tc[high] / tf, tb * 1e6,
                    blocks, !target ? "-" : pass ? "PASS" : "FAIL");

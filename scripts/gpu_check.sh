@@ -22,14 +22,15 @@
 #                within 1e-5 relative (2-norm); the largest difference is printed
 #     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
 #     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores
-#                staged by the threads or by cp.async, 3xTF32, TF32) forward and backward on
+#                staged by the threads or by cp.async, 3xTF32, TF32, and the last two again
+#                through mma.sync, scores in registers: attention_mma.cu) forward and backward on
 #                the bench rows' shapes, the forward against cuBLAS + softmax at matmul
 #                precision highest and high (under a minute); its table in the summary; a
 #                missed target does not fail the step. Then "attention in the step":
 #                bench/attention_steps.sh, base's whole step with each arithmetic
 #                (TT_CUDA_ATTN) at both precisions, the fastest named, and wide again with
 #                the Linears' bias outside cuBLASLt's epilogue (TT_CUDA_LT=0, the column
-#                wide-nolt: what the epilogue saves) (about 75 s), its table in the summary
+#                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary
 #     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
 #                (the attention cases cut to one scale and the unpacked layout: in full, the
 #                suite ran past 300 s on an H100, each launch far slower than under memcheck);
@@ -38,10 +39,11 @@
 #                least known (cut at its 300 s on 2026-11-24, before the light cut)
 #     attention-ncu  ncu over the fused attention kernels of bench_step base's first step
 #                (12 forward launches, 3 each of dq and dkv), once per arithmetic (TT_CUDA_ATTN
-#                wide, pipelined, 3xtf32, tf32): time, SM and memory throughput, occupancy,
-#                issue slots, shared-memory wavefronts and bank conflicts, the largest stall
-#                reasons (bench/ncu_attention.py), in attention_ncu.txt and the summary: what
-#                holds them back, for the next change to them. SKIP as profile
+#                wide, pipelined, 3xtf32, tf32, mma-3xtf32, mma-tf32): time, SM and memory
+#                throughput, occupancy, issue slots, shared-memory wavefronts and bank
+#                conflicts, the largest stall reasons (bench/ncu_attention.py), in
+#                attention_ncu.txt and the summary: what holds them back, for the next change
+#                to them. SKIP as profile
 #     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high;
@@ -63,8 +65,8 @@
 #                       out) or not started (SKIP). Run the rest in another call (below)
 #     GPU_CHECK_SANITIZE_CASE  CK_RUN_CASE for the sanitizer steps (e.g. attention), else all
 #     GPU_CHECK_NCU_MATHS  the arithmetics attention-ncu profiles (default "wide pipelined
-#                       3xtf32 tf32"; each up to 150 s): e.g. "wide tf32", the ones a
-#                       precision would use
+#                       3xtf32 tf32 mma-3xtf32 mma-tf32"; each up to 150 s): e.g.
+#                       "mma-3xtf32 mma-tf32", the ones the precisions would use
 #     GPU_CHECK_EMU=1   the emulated GPU (make CUDA_EMU=1, tests/cuda_emu): the CUDA build's
 #                       code run on the CPU, for its logic (no timing, no sanitizers): steps
 #                       build, cuda, suites, train and dump run there (about 4 times the caps
@@ -94,8 +96,9 @@
 #        dump memcheck attention racecheck   (correctness first, then which attention is
 #        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
 #      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
-#        arithmetic in base's whole step at each precision (at highest of wide, pipelined and
-#        3xtf32 only; 6101217 made the cp.async ones stage several chunks ahead, untimed).
+#        arithmetic in base's whole step at each precision (at highest of wide, pipelined,
+#        3xtf32 and mma-3xtf32 only; 6101217 made the cp.async ones stage several chunks
+#        ahead, and attention_mma.cu's mma.sync kernels are new: both untimed).
 #        Copy it into call 2's command as it stands: no file to edit between the calls, whose
 #        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15).
 #   2. source .device/env.sh && TT_CUDA_ATTN=<the pick> GPU_CHECK_BUDGET=300 \
@@ -496,7 +499,7 @@ if wanted attention; then
         grep -v '^{' "$log" | grep -v '^+ ' | tee -a "$SUMMARY"
         # the whole step of base with each arithmetic: is matmul_precision's pick the fastest?
         if built "$BIN/bench_step" "attention in the step" "$log"; then
-            step "attention in the step" "$log" 150 bench/attention_steps.sh "$BIN/bench_step"
+            step "attention in the step" "$log" 180 bench/attention_steps.sh "$BIN/bench_step"
             awk '/^config +precision/ { n = NR } { line[NR] = $0 }
                  END { if (n) for (i = n; i <= NR; i++) if (line[i] !~ /^\+ /) print line[i] }' \
                 "$log" | tee -a "$SUMMARY"
@@ -518,11 +521,12 @@ if wanted attention-ncu; then
     elif built "$BIN/bench_step" attention-ncu "$log"; then
         : >"$LOGS/attention_ncu.txt"
         metrics=$(python3 bench/ncu_attention.py --metrics)
-        for m in ${GPU_CHECK_NCU_MATHS:-wide pipelined 3xtf32 tf32}; do
+        for m in ${GPU_CHECK_NCU_MATHS:-wide pipelined 3xtf32 tf32 mma-3xtf32 mma-tf32}; do
             # the first step: its 12 forward launches, then the backward of the last 3 layers
             TT_CUDA_ATTN=$m step "attention-ncu $m" "$log" 150 "$ncu" --clock-control none \
                 --csv --page raw --metrics "$metrics" --print-units base \
-                --kernel-name "regex:(^|[ :])(forward|dq|dkv)_kernel" --launch-count 18 \
+                --kernel-name "regex:(^|[ :])((forward|dq|dkv)_kernel|mma_(forward|dq|dkv))" \
+                --launch-count 18 \
                 --log-file "$TMP/ncu_att_$m.csv" "$BIN/bench_step" --config base \
                 --set device=cuda --warmup 1 --steps 1 || true
             [ -f "$TMP/ncu_att_$m.csv" ] &&

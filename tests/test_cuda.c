@@ -867,9 +867,11 @@ static void attention_case(int s, int opt, bool packed, const char *math)
 }
 
 /* The kernels' arithmetic (cuda.h) and what each is held to: the float cores in both tilings
- * over every option set and the three TF32 products over every third, which still covers each
- * combination of causal, padding and dropout, to CU_TOL; one TF32 product (10 mantissa bits)
- * over the same sets to 3e-2, far below what a wrong index gives. */
+ * over every option set and the three TF32 products (wmma, and mma.sync: attention_mma.cu,
+ * whose fragment layout the emulator takes from PTX's documentation) over every third, which
+ * still covers each combination of causal, padding and dropout, to CU_TOL; one TF32 product
+ * (10 mantissa bits) over the same sets to 3e-2, far below what a wrong index gives. The
+ * shapes' head sizes put mma.sync at each of its widths (16, 32, 64) and past them (97). */
 static const struct {
     tt_cuda_attn_math math;
     const char *name;
@@ -881,6 +883,8 @@ static const struct {
 #ifndef TT_DOUBLE
     {TT_CUDA_ATTN_TF32X3, "3xTF32", CU_TOL, 3},
     {TT_CUDA_ATTN_TF32, "TF32", 3e-2, 3},
+    {TT_CUDA_ATTN_MMA3, "mma.sync 3xTF32", CU_TOL, 3},
+    {TT_CUDA_ATTN_MMA, "mma.sync TF32", 3e-2, 3},
 #endif
 };
 
@@ -1092,18 +1096,20 @@ END_TEST
 START_TEST(test_attention_override)
 {
     NEED_GPU();
-    /* what each name gives here: wide, pipelined, 3xtf32, tf32; then the table's pick at
-     * highest and high (index 4 + high) */
-    tt_cuda_attn_math by[6] = {TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_PIPE,
+    /* what each name gives here: wide, pipelined, 3xtf32, tf32, mma-3xtf32, mma-tf32; then
+     * the table's pick at highest and high (index 6 + high) */
+    tt_cuda_attn_math by[8] = {TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_PIPE,
 #ifdef TT_DOUBLE
-                               TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_WIDE};
+                               TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_WIDE, TT_CUDA_ATTN_WIDE,
+                               TT_CUDA_ATTN_WIDE};
 #else
-                               TT_CUDA_ATTN_TF32X3, TT_CUDA_ATTN_TF32};
+                               TT_CUDA_ATTN_TF32X3, TT_CUDA_ATTN_TF32, TT_CUDA_ATTN_MMA3,
+                               TT_CUDA_ATTN_MMA};
 #endif
     unsetenv("TT_CUDA_ATTN");
     for (int high = 0; high <= 1; high++) {
         gpu->set_matmul_precision(high);
-        by[4 + high] = tt_cuda_attention_math();
+        by[6 + high] = tt_cuda_attention_math();
     }
     enum { TABLE = -1 }; /* the table's pick at the precision */
     static const struct {
@@ -1115,20 +1121,22 @@ START_TEST(test_attention_override)
         {"pipelined/", TABLE, TABLE},  {"/pipelined", TABLE, TABLE},
         {"pipelined/tf32/wide", TABLE, TABLE}, {"Pipelined", TABLE, TABLE},
         {"wide/nonsense", TABLE, TABLE}, {"tf", TABLE, TABLE}, {"tf32x", TABLE, TABLE},
+        {"mma-3xtf32/mma-tf32", 4, 5}, {"mma-tf32", 5, 5}, {"3xtf32/mma-tf32", 2, 5},
+        {"mma", TABLE, TABLE}, {"mma-", TABLE, TABLE},
     };
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         setenv("TT_CUDA_ATTN", CASES[k].env, 1);
         for (int high = 0; high <= 1; high++) {
             const int i = high ? CASES[k].high : CASES[k].highest;
             gpu->set_matmul_precision(high);
-            ck_assert_msg(tt_cuda_attention_math() == by[i == TABLE ? 4 + high : i],
+            ck_assert_msg(tt_cuda_attention_math() == by[i == TABLE ? 6 + high : i],
                           "TT_CUDA_ATTN=%s at %s: arithmetic %d", CASES[k].env,
                           high ? "high" : "highest", (int)tt_cuda_attention_math());
         }
     }
     unsetenv("TT_CUDA_ATTN");
     gpu->set_matmul_precision(false);
-    ck_assert_int_eq(tt_cuda_attention_math(), by[4]);
+    ck_assert_int_eq(tt_cuda_attention_math(), by[6]);
 }
 END_TEST
 

@@ -92,7 +92,7 @@ __asm__(".text\n"
 #endif
 
 enum fstate { READY, WAIT_BLOCK, WAIT_WARP, DONE };
-enum { OP_SYNCWARP = BALLOT + 1 };
+enum { OP_SYNCWARP = BALLOT + 1, OP_MMA };
 
 struct fiber {
 #if defined(__x86_64__)
@@ -233,6 +233,45 @@ static void wait_here(fstate why)
     to_scheduler();
 }
 
+/* an mma.sync's operands, where one lane holds them (its fiber's stack, waiting) */
+struct mma_operands {
+    float *c;
+    const uint32_t *a, *b;
+};
+
+static float tf32_bits(uint32_t x)
+{
+    x &= ~0x1fffu; /* a tensor core reads the top 19 bits */
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* the warp from fiber lo at an m16n8k8 mma (include/mma.h): every lane's C += A B */
+static void resolve_mma(int lo)
+{
+    float A[16][8], B[8][8], C[16][8];
+    for (int l = 0; l < 32; l++) {
+        const mma_operands *m = (const mma_operands *)(uintptr_t)fibers[lo + l].in;
+        const int g = l / 4, t = l % 4;
+        for (int e = 0; e < 4; e++) {
+            A[g + 8 * (e & 1)][t + 4 * (e >> 1)] = tf32_bits(m->a[e]);
+            C[g + 8 * (e >> 1)][2 * t + (e & 1)] = m->c[e];
+        }
+        for (int e = 0; e < 2; e++) B[t + 4 * e][g] = tf32_bits(m->b[e]);
+    }
+    for (int l = 0; l < 32; l++) {
+        const mma_operands *m = (const mma_operands *)(uintptr_t)fibers[lo + l].in;
+        const int g = l / 4, t = l % 4;
+        for (int e = 0; e < 4; e++) {
+            const int r = g + 8 * (e >> 1), n = 2 * t + (e & 1);
+            float acc = C[r][n];
+            for (int k = 0; k < 8; k++) acc += A[r][k] * B[k][n];
+            m->c[e] = acc;
+        }
+    }
+}
+
 /* every lane of warp w waits at one operation: compute each lane's result, release them */
 static void resolve_warp(int lo, int hi)
 {
@@ -241,6 +280,11 @@ static void resolve_warp(int lo, int hi)
         if (fibers[l].op != f0.op)
             fail("lanes %d and %d of a warp wait at different warp operations (%d, %d)", lo, l,
                  f0.op, fibers[l].op);
+    if (f0.op == OP_MMA) {
+        resolve_mma(lo);
+        for (int l = lo; l < hi; l++) fibers[l].state = READY;
+        return;
+    }
     uint64_t ballot = 0;
     for (int l = lo; l < hi; l++) ballot |= (uint64_t)(fibers[l].in != 0) << (l - lo);
     for (int l = lo; l < hi; l++) {
@@ -600,6 +644,12 @@ void emu::syncthreads_at(const char *file, int line)
 }
 
 void __syncwarp(unsigned mask) { warp_exchange(mask, (warp_op)OP_SYNCWARP, 0, 0); }
+
+void emu::mma_m16n8k8_tf32(float c[4], const uint32_t a[4], const uint32_t b[2])
+{
+    mma_operands m = {c, a, b};
+    warp_exchange(0xffffffffu, (warp_op)OP_MMA, (uint64_t)(uintptr_t)&m, 0);
+}
 
 void emu::copy_async(void *dst, const void *src, size_t n, size_t have)
 {

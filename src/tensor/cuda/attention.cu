@@ -398,7 +398,17 @@ void tt_cuda_attention_set_math(tt_cuda_attn_math m)
 
 tt_cuda_attn_math tt_cuda_attention_math(void) { return math_mode; }
 
-static int tc_passes(void) { return math_mode == TT_CUDA_ATTN_TF32 ? 1 : 3; }
+static int tc_passes(void)
+{
+    return math_mode == TT_CUDA_ATTN_TF32 || math_mode == TT_CUDA_ATTN_MMA ? 1 : 3;
+}
+
+#ifndef TT_DOUBLE
+static bool mma_math(void)
+{
+    return math_mode == TT_CUDA_ATTN_MMA || math_mode == TT_CUDA_ATTN_MMA3;
+}
+#endif
 
 /* dynamic shared memory of forward_kernel and dq_kernel: the buffers and ROWS score rows */
 template <bool ASYNC> static size_t rows_smem(int T)
@@ -439,6 +449,10 @@ void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *
     if (math_mode == TT_CUDA_ATTN_WIDE) forward<false>(out, att, keep, q, k, v, pad, a, at, thr, s);
     else if (math_mode == TT_CUDA_ATTN_PIPE)
         forward<true>(out, att, keep, q, k, v, pad, a, at, thr, s);
+#ifndef TT_DOUBLE /* float64 builds have no mma.sync kernels (set_math never picks them) */
+    else if (mma_math())
+        tt_cuda_attention_mma_forward(out, att, keep, q, k, v, pad, a, at, thr, s, tc_passes());
+#endif
     else tt_cuda_attention_tc_forward(out, att, keep, q, k, v, pad, a, at, thr, s, tc_passes());
 }
 
@@ -478,6 +492,11 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
         backward<false>(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s);
     else if (math_mode == TT_CUDA_ATTN_PIPE)
         backward<true>(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s);
+#ifndef TT_DOUBLE
+    else if (mma_math())
+        tt_cuda_attention_mma_backward(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s,
+                                       tc_passes());
+#endif
     else
         tt_cuda_attention_tc_backward(dq, dk, dv, ds, dout, att, keep, q, k, v, a, s,
                                       tc_passes());
@@ -493,6 +512,9 @@ void tt_cuda_attention_residency(const tt_attn_desc *a, int blocks[3])
 {
     if (math_mode == TT_CUDA_ATTN_WIDE) residency<false>(a, blocks);
     else if (math_mode == TT_CUDA_ATTN_PIPE) residency<true>(a, blocks);
+#ifndef TT_DOUBLE
+    else if (mma_math()) tt_cuda_attention_mma_residency(a, blocks, tc_passes());
+#endif
     else tt_cuda_attention_tc_residency(a, blocks, tc_passes());
 }
 

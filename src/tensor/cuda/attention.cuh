@@ -644,4 +644,16 @@ void tt_cuda_attention_tc_backward(real *dq, real *dk, real *dv, real *ds, const
                                    const real *k, const real *v, const tt_attn_desc *a, real s,
                                    int passes);
 
+/* The register-tiled mma.sync kernels (attention_mma.cu, float32 builds; head sizes past 64 go
+ * to the tensor-core kernels above with the same passes). */
+void tt_cuda_attention_mma_forward(real *out, real *att, uint8_t *keep, const real *q,
+                                   const real *k, const real *v, const int32_t *pad,
+                                   const tt_attn_desc *a, tt_rng at, uint32_t thr, real s,
+                                   int passes);
+void tt_cuda_attention_mma_residency(const tt_attn_desc *a, int blocks[3], int passes);
+void tt_cuda_attention_mma_backward(real *dq, real *dk, real *dv, real *ds, const real *dout,
+                                    const real *att, const uint8_t *keep, const real *q,
+                                    const real *k, const real *v, const tt_attn_desc *a, real s,
+                                    int passes);
+
 #endif

@@ -372,13 +372,14 @@ static int cuda_get_threads(void) { return 1; }
 /* The fused attention's arithmetic at matmul precision highest and high: the wide float cores
  * at both, the fastest in base's whole step at both on an H100 (2026-11-25; elsewhere within
  * half a microsecond of the best, bench/RESULTS.md), before the cp.async staging ran several
- * chunks ahead (6101217, untimed): bench/attention_steps.sh names the fastest, and this table
- * is where a faster one goes (at highest only the float32-exact ones: wide, pipelined,
- * 3xtf32). TT_CUDA_ATTN in the environment overrides it, for comparing them in a whole step
+ * chunks ahead (6101217) and before the mma.sync kernels (attention_mma.cu), both untimed:
+ * bench/attention_steps.sh names the fastest, and this table is where a faster one goes (at
+ * highest only the float32-exact ones: wide, pipelined, 3xtf32, mma-3xtf32). TT_CUDA_ATTN in
+ * the environment overrides it, for comparing them in a whole step
  * (bench/attention_steps.sh) and for timing a pick before it is written here (gpu_check's
  * second call): NAME at both precisions, or HIGHEST/HIGH (e.g. 3xtf32/tf32), each of
- * cuda.h's four (wide, pipelined, 3xtf32, tf32); any other value is ignored, whole, with a
- * warning. */
+ * cuda.h's six (wide, pipelined, 3xtf32, tf32, mma-3xtf32, mma-tf32); any other value is
+ * ignored, whole, with a warning. */
 static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_WIDE;
 static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_WIDE;
 
@@ -391,7 +392,9 @@ static bool attention_named(const char *s, size_t n, tt_cuda_attn_math *m)
     } names[] = {{"wide", TT_CUDA_ATTN_WIDE},
                  {"pipelined", TT_CUDA_ATTN_PIPE},
                  {"3xtf32", TT_CUDA_ATTN_TF32X3},
-                 {"tf32", TT_CUDA_ATTN_TF32}};
+                 {"tf32", TT_CUDA_ATTN_TF32},
+                 {"mma-3xtf32", TT_CUDA_ATTN_MMA3},
+                 {"mma-tf32", TT_CUDA_ATTN_MMA}};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strlen(names[k].name) == n && !strncmp(s, names[k].name, n)) {
             *m = names[k].math;
@@ -410,8 +413,9 @@ static tt_cuda_attn_math attention_math(bool high)
         attention_named(second, strlen(second), &named[1]))
         return named[high];
     fprintf(stderr,
-            "warning: TT_CUDA_ATTN=%s is not one of wide, pipelined, 3xtf32 and tf32, nor two "
-            "of them as HIGHEST/HIGH (e.g. 3xtf32/tf32); ignored\n",
+            "warning: TT_CUDA_ATTN=%s is not one of wide, pipelined, 3xtf32, tf32, mma-3xtf32 "
+            "and mma-tf32, nor two of them as HIGHEST/HIGH (e.g. mma-3xtf32/mma-tf32); "
+            "ignored\n",
             e);
     return m[high];
 }

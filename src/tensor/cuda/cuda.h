@@ -138,13 +138,18 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
  * threads (WIDE; backend.cu's set_matmul_precision picks it at both precisions) or by cp.async
  * while the previous chunk is multiplied (PIPE; attention.cu); three TF32 tensor-core products
  * of float32 split in a high and a low TF32 part (about float32's accuracy); or one TF32
- * product. The softmax, masks and dropout are the same in all four. Tests, bench_attention
- * and TT_CUDA_ATTN choose one; it holds until changed. */
+ * product (attention_tc.cu: wmma over 32-row blocks with their score rows in shared memory).
+ * MMA3 and MMA are the last two through mma.sync with each warp's rows and scores in
+ * registers (attention_mma.cu: two passes over the keys, flash attention's way; head sizes up
+ * to 64, past that attention_tc.cu's). The softmax, masks and dropout are the same in all six.
+ * Tests, bench_attention and TT_CUDA_ATTN choose one; it holds until changed. */
 typedef enum {
     TT_CUDA_ATTN_PIPE,
     TT_CUDA_ATTN_TF32X3,
     TT_CUDA_ATTN_TF32,
-    TT_CUDA_ATTN_WIDE
+    TT_CUDA_ATTN_WIDE,
+    TT_CUDA_ATTN_MMA3,
+    TT_CUDA_ATTN_MMA
 } tt_cuda_attn_math;
 void tt_cuda_attention_set_math(tt_cuda_attn_math m);
 tt_cuda_attn_math tt_cuda_attention_math(void);

@@ -17,6 +17,12 @@
 
 namespace emu {
 [[noreturn]] void fail(const char *fmt, ...);
+/* mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (attention_mma.cu) with the fragments
+ * PTX documents, lane l = 4 g + t: a[0..3] hold A (16 x 8) at (g, t), (g + 8, t), (g, t + 4),
+ * (g + 8, t + 4); b[0..1] B (8 x 8) at (t, g), (t + 4, g); c[0..3] C at (g, 2t), (g, 2t + 1),
+ * (g + 8, 2t), (g + 8, 2t + 1). c += A B once every lane of the warp has called it, operands
+ * read as TF32 (wmma's tf32_read below) and summed in k order, like mma_sync. */
+void mma_m16n8k8_tf32(float c[4], const uint32_t a[4], const uint32_t b[2]);
 }
 
 namespace nvcuda {
