@@ -100,7 +100,10 @@
 #        3xtf32 and mma-3xtf32 only; 6101217 made the cp.async ones stage several chunks
 #        ahead, and attention_mma.cu's mma.sync kernels are new: both untimed).
 #        Copy it into call 2's command as it stands: no file to edit between the calls, whose
-#        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15).
+#        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15). Only
+#        where the cuda step passed: a pick whose arithmetic fails the suite's attention
+#        cases (their messages name it, e.g. "mma.sync 3xTF32") is fast at giving wrong
+#        numbers; take the fastest of the others from the table then.
 #   2. source .device/env.sh && TT_CUDA_ATTN=<the pick> GPU_CHECK_BUDGET=300 \
 #        scripts/gpu_check.sh build bench
 #        (the step starts no torch.compile run past its budget; base's compiled rows go first;
