@@ -18,10 +18,11 @@
  *   - P V and dS K take P (dS) from the accumulators as they lie: lane (g, t) holds keys 2t and
  *     2t + 1 of each 8, so the product's inner index k = t stands for key 2t and k = t + 4 for
  *     key 2t + 1, and the B fragment reads V's (K's) rows in that order. No shuffle.
- * Row strides of the staged tiles (floats) keep each fragment load on 32 distinct banks: a B
- * read along the head dimension (K in Q K^T, V in dO V^T, V or K rows 2t and 2t + 1 in P V and
- * dS K) wants 4 mod 8 of 32 (LD), one read across rows t (Q, dO in dkv) 8 mod 32 (LDQ).
- * Fixed order everywhere, no atomics: the same bits on every run of one GPU. */
+ * Row strides of the staged tiles (floats) keep each fragment load on 32 distinct banks: HSP
+ * + 4 (LD: 4 mod 32 at HSP 32 and 64, 20 at 16) for the forward and dq kernels' tiles, read at
+ * rows g (K in Q K^T, V in dO V^T) or 2t and 2t + 1 (V in P V, K in dS K); HSP + 8 (LDQ: 8 mod
+ * 32, 24 at 16) for dkv's Q and dO, read at rows t. Fixed order everywhere, no atomics: the
+ * same bits on every run of one GPU. */
 #include "tensor/cuda/attention.cuh"
 
 #ifndef TT_DOUBLE
@@ -34,6 +35,9 @@
 #define MR 16 /* rows a warp */
 #define KT 32 /* rows of a staged tile: keys (forward, dq), queries (dkv) */
 #define MST 3 /* staging buffers: two tiles on their way while one is used */
+/* blocks an SM must hold at once (launch bounds): 2 lets a thread have up to 255 registers.
+ * At 4 (128 registers) the first version's HS 64 kernels spilled, at 3 (168) three still did; at 2
+ * they take 132 to 241 at sm_90 and none spills (make CUDA=1 ptxas) */
 #define MMA_MIN_BLOCKS 2
 
 #define NT (KT / 8) /* 8-column tiles of a warp's (16, KT) scores */
