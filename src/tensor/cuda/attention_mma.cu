@@ -552,7 +552,8 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
 /* dkv, per warp of 16 key rows from jw: dk += scale dS^T Q, dv += D^T dO (D = att keep s),
  * over the query tiles from i_lo (causal: the block's first key; before it every key of the
  * block is masked); dS and att read straight into A fragments (dS^T's (key, query) element
- * e at query t + 4 (e >> 1), key g + 8 (e & 1) of the 8 x 16 step), zeros where masked.
+ * e at query t + 4 (e >> 1), key g + 8 (e & 1) of the 8 x 16 step), zeros where masked, a
+ * tile ahead of their products.
  * Dynamic shared memory: MST tiles of Q and dO. */
 template <int HSP, int PASSES>
 static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
@@ -569,6 +570,25 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
     dout += head_at(a, a.ldo);
     const int n = i_lo < T ? (T - i_lo + KT - 1) / KT : 0;
     float ka[NK][4] = {}, va[NK][4] = {};
+    /* A's values of query tile c (dS^T, D^T; zeros where masked), a tile ahead: the next
+     * tile's loads go out before this tile's products, and wait during them */
+    float ns[KT / 8][4], nd[KT / 8][4];
+    auto fetch = [&](int c) {
+        const int t0 = i_lo + c * KT;
+#pragma unroll
+        for (int kk = 0; kk < KT / 8; kk++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = t0 + 8 * kk + a_col(e), j = jw + a_row(e);
+                const bool in = i < T && j < T && !(a.causal && j > i);
+                const int64_t at = bhTT + (int64_t)imin(i, T - 1) * T + imin(j, T - 1);
+                ns[kk][e] = in && dk ? ds[at] : 0.0f;
+                const float pe = in && dv ? att[at] : 0.0f;
+                const bool kept = keep && dv ? keep[at] != 0 : true;
+                nd[kk][e] = kept ? (keep ? pe * s : pe) : 0.0f;
+            }
+    };
+    if (n > 0) fetch(0);
     pipeline<MST>(
         n, buf, TILE,
         [&](int c, float *b, int) {
@@ -579,23 +599,20 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
         },
         land_nothing(),
         [&](int c, float *b) {
-            const int t0 = i_lo + c * KT;
+            float xs[KT / 8][4], xd[KT / 8][4];
 #pragma unroll
-            for (int kk = 0; kk < KT / 8; kk++) {
-                float xs[4], xd[4];
+            for (int kk = 0; kk < KT / 8; kk++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    const int i = t0 + 8 * kk + a_col(e), j = jw + a_row(e);
-                    const bool in = i < T && j < T && !(a.causal && j > i);
-                    const int64_t at = bhTT + (int64_t)imin(i, T - 1) * T + imin(j, T - 1);
-                    xs[e] = in && dk ? ds[at] : 0.0f;
-                    const float pe = in && dv ? att[at] : 0.0f;
-                    const bool kept = keep && dv ? keep[at] != 0 : true;
-                    xd[e] = kept ? (keep ? pe * s : pe) : 0.0f;
+                    xs[kk][e] = ns[kk][e];
+                    xd[kk][e] = nd[kk][e];
                 }
+            if (c + 1 < n) fetch(c + 1);
+#pragma unroll
+            for (int kk = 0; kk < KT / 8; kk++) {
                 const float *bq = b + (8 * kk + t) * LDQ + g, *bo = bq + KT * LDQ;
                 if (dk) {
-                    const tf32_op<PASSES, 4> A(xs);
+                    const tf32_op<PASSES, 4> A(xs[kk]);
 #pragma unroll
                     for (int d = 0; d < NK; d++) {
                         const float x[2] = {bq[8 * d], bq[8 * d + 4 * LDQ]};
@@ -603,7 +620,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
                     }
                 }
                 if (dv) {
-                    const tf32_op<PASSES, 4> A(xd);
+                    const tf32_op<PASSES, 4> A(xd[kk]);
 #pragma unroll
                     for (int d = 0; d < NK; d++) {
                         const float x[2] = {bo[8 * d], bo[8 * d + 4 * LDQ]};
