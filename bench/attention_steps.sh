@@ -9,9 +9,8 @@
 # 1, not in cuBLASLt's epilogue: backend.cu), the column "wide-nolt", which shows what the
 # epilogue saves. Prints one table: the median ms per step of each run, and which arithmetic
 # was fastest per config and precision (of all but wide-nolt), then a line per config,
-# "pick CONFIG: TT_CUDA_ATTN=HIGHEST/HIGH", the two
-# fastest as the environment takes them (backend.cu), so that a bench run can time them before
-# backend.cu's table says so.
+# "pick CONFIG: TT_CUDA_ATTN=HIGHEST/HIGH", the two fastest as the environment takes them
+# (backend.cu), so that a bench run can time them before backend.cu's table says so.
 #   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
 # Defaults: build/cuda/bench_step, --configs base (where the attention matters most), 3 warm-up
 # and 10 timed steps (about 90 s for base on an H100). scripts/gpu_check.sh's attention step
