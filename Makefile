@@ -436,7 +436,7 @@ bench-attention: deps-ok
 # test-emu (CUDA_EMU=1): the emulator's self-test, then the CUDA suite of both runners on the
 # emulated GPU (tests/cuda_emu/: the CUDA build's code run on the CPU, for its logic); its
 # training checks are
-# `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 7 minutes). Both of the
+# `GPU_CHECK_EMU=1 scripts/gpu_check.sh build cuda train dump` (about 10 minutes). Both of the
 # emulator's schedules (cuda_emu/emu.cc): float32 with work deferred to the host's waits,
 # float64 with every call run at once; the two precisions share the host code they test.
 # The emulator is one thread, so the suite runs as three jobs at once (scripts/run_jobs.sh):

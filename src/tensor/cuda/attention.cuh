@@ -609,13 +609,14 @@ static inline void allow_smem(const void *kernel, size_t *allowed, size_t bytes,
     *allowed = bytes;
 }
 
-/* blocks of a THREADS-thread kernel with `bytes` of dynamic shared memory that one SM holds at
- * once (its registers, shared memory and threads allow), 0 where the runtime cannot say (the
- * emulated GPU); after a launch, whose allow_smem raised the kernel's limit to `bytes` */
-static inline int resident(const void *kernel, size_t bytes)
+/* blocks of a kernel of `threads` threads with `bytes` of dynamic shared memory that one SM
+ * holds at once (its registers, shared memory and threads allow), 0 where the runtime cannot
+ * say (the emulated GPU); after a launch, whose allow_smem raised the kernel's limit to
+ * `bytes` */
+static inline int resident(const void *kernel, size_t bytes, int threads)
 {
     int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, THREADS, bytes) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, bytes) != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky; nothing else to report */
         return 0;
     }
@@ -623,13 +624,14 @@ static inline int resident(const void *kernel, size_t bytes)
 }
 
 /* tt_cuda_attention_residency's blocks[3] for one arithmetic's forward, dq and dkv kernels:
- * the first two launched with `rows` bytes of dynamic shared memory, dkv with `cols` */
+ * the first two launched with `rows` bytes of dynamic shared memory, dkv with `cols`, blocks
+ * of `threads` (THREADS but in attention_mma.cu) */
 static inline void residency_of(int blocks[3], const void *forward, const void *dq,
-                                const void *dkv, size_t rows, size_t cols)
+                                const void *dkv, size_t rows, size_t cols, int threads = THREADS)
 {
-    blocks[0] = resident(forward, rows);
-    blocks[1] = resident(dq, rows);
-    blocks[2] = resident(dkv, cols);
+    blocks[0] = resident(forward, rows, threads);
+    blocks[1] = resident(dq, rows, threads);
+    blocks[2] = resident(dkv, cols, threads);
 }
 
 /* The tensor-core kernels (attention_tc.cu, float32 builds): the slots' arguments, minus the

@@ -182,23 +182,31 @@ static __device__ __forceinline__ void rows_by_tile(float sc[N][4], const float 
     }
 }
 
+/* acc[d] += A B_d for d < NK, one step of 8 along the inner dimension: A's fragment values a,
+ * B_d the (8, 8) block of a staged tile whose b[0] and b[1] (for this lane) are at p + 8 d and
+ * p + 8 d + k4 (p: this lane's first element, k4: from inner index t to t + 4) */
+template <int NK, int PASSES>
+static __device__ __forceinline__ void acc_step(float acc[NK][4], const float a[4],
+                                                const float *p, int k4)
+{
+    const tf32_op<PASSES, 4> A(a);
+#pragma unroll
+    for (int d = 0; d < NK; d++) {
+        const float x[2] = {p[8 * d], p[8 * d + k4]};
+        mma<PASSES>(acc[d], A, tf32_op<PASSES, 2>(x));
+    }
+}
+
 /* acc += W M for the warp's 16 rows: W (16, KT) as the accumulators left it (sc), M a staged
  * (KT, HSP) tile at row stride LD, read in W's key order (rows 2t, 2t + 1 of each 8) */
 template <int NK, int PASSES, int N>
 static __device__ __forceinline__ void acc_times_tile(float acc[NK][4], const float sc[N][4],
                                                       const float *m, int ld)
 {
-    const int g = lane_g(), t = lane_t();
 #pragma unroll
     for (int n = 0; n < N; n++) {
         const float w[4] = {sc[n][0], sc[n][2], sc[n][1], sc[n][3]};
-        const tf32_op<PASSES, 4> A(w);
-#pragma unroll
-        for (int d = 0; d < NK; d++) {
-            const float *p = m + (8 * n + 2 * t) * ld + 8 * d + g;
-            const float x[2] = {p[0], p[ld]};
-            mma<PASSES>(acc[d], A, tf32_op<PASSES, 2>(x));
-        }
+        acc_step<NK, PASSES>(acc, w, m + (8 * n + 2 * lane_t()) * ld + lane_g(), ld);
     }
 }
 
@@ -610,23 +618,9 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
             if (c + 1 < n) fetch(c + 1);
 #pragma unroll
             for (int kk = 0; kk < KT / 8; kk++) {
-                const float *bq = b + (8 * kk + t) * LDQ + g, *bo = bq + KT * LDQ;
-                if (dk) {
-                    const tf32_op<PASSES, 4> A(xs[kk]);
-#pragma unroll
-                    for (int d = 0; d < NK; d++) {
-                        const float x[2] = {bq[8 * d], bq[8 * d + 4 * LDQ]};
-                        mma<PASSES>(ka[d], A, tf32_op<PASSES, 2>(x));
-                    }
-                }
-                if (dv) {
-                    const tf32_op<PASSES, 4> A(xd[kk]);
-#pragma unroll
-                    for (int d = 0; d < NK; d++) {
-                        const float x[2] = {bo[8 * d], bo[8 * d + 4 * LDQ]};
-                        mma<PASSES>(va[d], A, tf32_op<PASSES, 2>(x));
-                    }
-                }
+                const float *bq = b + (8 * kk + t) * LDQ + g; /* Q's tile, then dO's */
+                if (dk) acc_step<NK, PASSES>(ka, xs[kk], bq, 4 * LDQ);
+                if (dv) acc_step<NK, PASSES>(va, xd[kk], bq + KT * LDQ, 4 * LDQ);
             }
         });
     if (dk) store_acc<NK>(dk + head_at(a, a.ldk), a.ldk, ka, a.scale, true, jw, T, HS);
@@ -691,23 +685,11 @@ static void backward(float *dq, float *dk, float *dv, float *ds, const float *do
     }
 }
 
-/* blocks of each kernel one SM holds (attention.cuh's resident, at this kernel's block size) */
-static int resident_mma(const void *kernel, int T, size_t bytes)
-{
-    int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, 32 * block_warps(T), bytes) !=
-        cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return n;
-}
-
 template <int HSP, int PASSES> static void residency(const tt_attn_desc *a, int blocks[3])
 {
-    blocks[0] = resident_mma((const void *)mma_forward<HSP, PASSES>, a->T, rows_bytes<HSP>());
-    blocks[1] = resident_mma((const void *)mma_dq<HSP, PASSES>, a->T, rows_bytes<HSP>());
-    blocks[2] = resident_mma((const void *)mma_dkv<HSP, PASSES>, a->T, cols_bytes<HSP>());
+    residency_of(blocks, (const void *)mma_forward<HSP, PASSES>, (const void *)mma_dq<HSP, PASSES>,
+                 (const void *)mma_dkv<HSP, PASSES>, rows_bytes<HSP>(), cols_bytes<HSP>(),
+                 32 * block_warps(a->T));
 }
 
 /* The head size rounded up to the kernels' HSP (16, 32, 64); 0 past 64: attention_tc.cu's. */

@@ -383,21 +383,21 @@ static int cuda_get_threads(void) { return 1; }
 static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_WIDE;
 static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_WIDE;
 
+/* TT_CUDA_ATTN's names (the warning below lists them from here) */
+static const struct {
+    const char *name;
+    tt_cuda_attn_math math;
+} ATTN_NAMES[] = {{"wide", TT_CUDA_ATTN_WIDE},        {"pipelined", TT_CUDA_ATTN_PIPE},
+                  {"3xtf32", TT_CUDA_ATTN_TF32X3},    {"tf32", TT_CUDA_ATTN_TF32},
+                  {"mma-3xtf32", TT_CUDA_ATTN_MMA3}, {"mma-tf32", TT_CUDA_ATTN_MMA}};
+enum { N_ATTN_NAMES = sizeof ATTN_NAMES / sizeof ATTN_NAMES[0] };
+
 /* the arithmetic named by s[0 .. n), false where none is */
 static bool attention_named(const char *s, size_t n, tt_cuda_attn_math *m)
 {
-    static const struct {
-        const char *name;
-        tt_cuda_attn_math math;
-    } names[] = {{"wide", TT_CUDA_ATTN_WIDE},
-                 {"pipelined", TT_CUDA_ATTN_PIPE},
-                 {"3xtf32", TT_CUDA_ATTN_TF32X3},
-                 {"tf32", TT_CUDA_ATTN_TF32},
-                 {"mma-3xtf32", TT_CUDA_ATTN_MMA3},
-                 {"mma-tf32", TT_CUDA_ATTN_MMA}};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (strlen(names[k].name) == n && !strncmp(s, names[k].name, n)) {
-            *m = names[k].math;
+    for (int k = 0; k < N_ATTN_NAMES; k++)
+        if (strlen(ATTN_NAMES[k].name) == n && !strncmp(s, ATTN_NAMES[k].name, n)) {
+            *m = ATTN_NAMES[k].math;
             return true;
         }
     return false;
@@ -412,11 +412,9 @@ static tt_cuda_attn_math attention_math(bool high)
     if (attention_named(e, slash ? (size_t)(slash - e) : strlen(e), &named[0]) &&
         attention_named(second, strlen(second), &named[1]))
         return named[high];
-    fprintf(stderr,
-            "warning: TT_CUDA_ATTN=%s is not one of wide, pipelined, 3xtf32, tf32, mma-3xtf32 "
-            "and mma-tf32, nor two of them as HIGHEST/HIGH (e.g. mma-3xtf32/mma-tf32); "
-            "ignored\n",
-            e);
+    fprintf(stderr, "warning: TT_CUDA_ATTN=%s is not one of", e);
+    for (int k = 0; k < N_ATTN_NAMES; k++) fprintf(stderr, " %s", ATTN_NAMES[k].name);
+    fprintf(stderr, ", nor two of them as HIGHEST/HIGH (e.g. mma-3xtf32/mma-tf32); ignored\n");
     return m[high];
 }
 
