@@ -904,12 +904,14 @@ static bool light(void)
     return e && *e && strcmp(e, "0") != 0;
 }
 
-/* After a shape's launches at T, each kernel of the arithmetic now set fits an SM at least
- * once (bench_attention's blocks/SM: the kernel and shared-memory size it asks about are the
- * ones launched); the emulated GPU cannot say (0). */
-static void check_residency(int T, const char *math)
+/* After shape s's launches, each kernel of the arithmetic now set fits an SM at least once
+ * (bench_attention's blocks/SM: the kernel and shared-memory size it asks about are the ones
+ * launched, which depend on T and, for the mma.sync kernels, on HS); the emulated GPU cannot
+ * say (0). */
+static void check_residency(int s, const char *math)
 {
-    const tt_attn_desc a = {.T = T};
+    const int T = ATT[s].T;
+    const tt_attn_desc a = {.B = ATT[s].B, .T = T, .NH = ATT[s].NH, .HS = ATT[s].HS};
     int res[3] = {-1, -1, -1};
     tt_cuda_attention_residency(&a, res);
     for (int k = 0; k < 3; k++) {
@@ -917,8 +919,8 @@ static void check_residency(int T, const char *math)
         (void)math;
         ck_assert_int_eq(res[k], 0);
 #else
-        ck_assert_msg(res[k] >= 1, "attention %s, T %d: %s kernel, %d blocks an SM", math, T,
-                      (const char *[]){"forward", "dq", "dkv"}[k], res[k]);
+        ck_assert_msg(res[k] >= 1, "attention %s, T %d HS %d: %s kernel, %d blocks an SM", math,
+                      T, a.HS, (const char *[]){"forward", "dq", "dkv"}[k], res[k]);
 #endif
     }
 }
@@ -934,7 +936,7 @@ static void attention_cases(bool packed)
             const int big = ATT[s].T > 256 ? 3 : 1, step = MATHS[m].opt_step;
             for (int opt = 0; opt < opts; opt += light() ? 1 : step > big ? step : big)
                 attention_case(s, opt, packed, MATHS[m].name);
-            check_residency(ATT[s].T, MATHS[m].name);
+            check_residency(s, MATHS[m].name);
         }
     }
     attention_defaults();
