@@ -1,9 +1,11 @@
-/* cuda/attention.cuh: what the two fused attention implementations share (C++ only): the
+/* cuda/attention.cuh: what the fused attention implementations share (C++ only): the
  * float-core kernels of attention.cu and the tensor-core (TF32 wmma) kernels of
- * attention_tc.cu. Both give a block 32 query (or key) rows of one head and 8 warps, keep a
+ * attention_tc.cu, which give a block 32 query (or key) rows of one head and 8 warps, keep a
  * block's score rows in shared memory, and run the same row passes over them: the masked
- * softmax with the dropout mask (Philox, bit for bit the CPU's) and dS = P (dP - rowsum(dP P)).
- * Only the products differ. */
+ * softmax with the dropout mask (Philox, bit for bit the CPU's) and dS = P (dP - rowsum(dP P));
+ * only their products differ. attention_mma.cu (scores in registers, 16 rows a warp) takes
+ * from here the grid, a head's offsets, the dropout mask's elements, the cp.async pipeline and
+ * the shared-memory and residency helpers. */
 #ifndef TT_CUDA_ATTENTION_CUH
 #define TT_CUDA_ATTENTION_CUH
 
@@ -601,9 +603,9 @@ static inline void allow_smem(const void *kernel, size_t *allowed, size_t bytes,
     TT_CUDA_CHECK(cudaGetDevice(&dev));
     TT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     TT_ASSERT_MSG(bytes <= (size_t)optin,
-                  "attention: T = %d needs %zu bytes of shared memory per block (%d score rows "
-                  "of T), the GPU allows %d. HINT: a shorter sequence length, or float32",
-                  T, bytes, ROWS, optin);
+                  "attention: T = %d needs %zu bytes of shared memory per block, the GPU "
+                  "allows %d. HINT: a shorter sequence length, or float32",
+                  T, bytes, optin);
     TT_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     *allowed = bytes;

@@ -50,10 +50,13 @@ static __device__ __forceinline__ void mma_tf32(float c[4], const uint32_t a[4],
                                                 const uint32_t b[2])
 {
 #if defined(__CUDA_ARCH__)
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    /* volatile, as CUTLASS writes it: all 32 lanes must run a .sync.aligned instruction
+     * together, and the compiler may sink a pure asm statement into a branch that only some
+     * lanes take, where its results are used; ptxas still schedules it freely */
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #elif defined(TT_CUDA_EMULATED)
     emu::mma_m16n8k8_tf32(c, a, b);
 #else /* nvcc's host pass */
@@ -277,14 +280,45 @@ static __device__ __forceinline__ uint32_t word(const uint32_t w[4], unsigned i)
     return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
 }
 
-/* keep bits of elements e and e + 1 of the draw at `at` (bit 0, bit 1) */
-static __device__ __forceinline__ unsigned keep_pair(const tt_rng &at, uint64_t e, uint32_t thr)
+/* The keep bits of this lane's elements of the 8 keys from jt in its two rows (iw + g, iw + g
+ * + 8): keys jt + 2t and jt + 2t + 1 as bits 0 and 1 of kp[0] and kp[1]. Lanes t and t ^ 1
+ * hold a row's 4 keys from jq between them, elements eq .. eq + 3 of the draw, which lie in
+ * Philox block eq / 4 and, unless eq is a multiple of 4, the next: each lane of the pair
+ * computes the first block of one row (t & 1) and gives it to the other, so that an aligned
+ * draw costs a lane one block per 8 elements, not one per 2; a lane whose elements reach into
+ * the next block computes that itself. Every lane of the warp calls it (a shuffle). */
+static __device__ __forceinline__ void keep_bits(unsigned kp[2], const tt_rng &at, int64_t bh,
+                                                 int T, int iw, int jt, uint32_t thr)
 {
-    uint32_t w[4];
-    tt_philox_block(at.seed, at.stream, e >> 2, w);
-    const unsigned k0 = (unsigned)tt_philox_keep(word(w, (unsigned)(e & 3)), thr);
-    if ((e & 3) == 3) tt_philox_block(at.seed, at.stream, (e >> 2) + 1, w);
-    return k0 | (unsigned)tt_philox_keep(word(w, (unsigned)((e + 1) & 3)), thr) << 1;
+    const unsigned p = (unsigned)lane_t() & 1u;
+    const int jq = jt + 4 * (lane_t() >> 1);
+    uint64_t eq[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+        eq[r] = keep_element(&at, bh, T, iw + lane_g() + 8 * r, jq);
+    uint32_t w[4], lo[2][4];
+    tt_philox_block(at.seed, at.stream, (p ? eq[1] : eq[0]) >> 2, w);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const uint32_t o = __shfl_xor_sync(0xffffffffu, w[k], 1);
+        lo[0][k] = p ? o : w[k];
+        lo[1][k] = p ? w[k] : o;
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const uint64_t e = eq[r] + 2 * p; /* this lane's first element */
+        uint32_t hi[4] = {0, 0, 0, 0};
+        if (((eq[r] & 3) + 2 * p + 1) >= 4)
+            tt_philox_block(at.seed, at.stream, (eq[r] >> 2) + 1, hi);
+        kp[r] = 0;
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const uint64_t eu = e + (uint64_t)u;
+            const unsigned i = (unsigned)(eu & 3);
+            const uint32_t x = (eu >> 2) == (eq[r] >> 2) ? word(lo[r], i) : word(hi, i);
+            kp[r] |= (unsigned)tt_philox_keep(x, thr) << u;
+        }
+    }
 }
 
 /* ---- the kernels ------------------------------------------------------------------------- */
@@ -388,24 +422,24 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
                 sc[n][e] = p;
             }
 #pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int i = iw + lane_g() + 8 * r;
-            if (i >= T) continue;
-            const int64_t row = (bh * T + i) * T;
+        for (int n = 0; n < NT; n++) {
+            const int j = j0 + 8 * n + 2 * lane_t();
+            unsigned kp[2] = {3u, 3u};
+            if (keep) keep_bits(kp, at, bh, T, iw, j0 + 8 * n, thr); /* the whole warp */
 #pragma unroll
-            for (int n = 0; n < NT; n++) {
-                const int j = j0 + 8 * n + 2 * lane_t();
-                if (j >= T) continue;
+            for (int r = 0; r < 2; r++) {
+                const int i = iw + lane_g() + 8 * r;
+                if (i >= T || j >= T) continue;
+                const int64_t row = (bh * T + i) * T;
                 float *pa = att + row + j;
                 pa[0] = sc[n][2 * r];
                 if (j + 1 < T) pa[1] = sc[n][2 * r + 1];
                 if (!keep) continue;
-                const unsigned kp = keep_pair(at, keep_element(&at, bh, T, i, j), thr);
-                keep[row + j] = (uint8_t)(kp & 1u);
-                if (j + 1 < T) keep[row + j + 1] = (uint8_t)(kp >> 1);
+                keep[row + j] = (uint8_t)(kp[r] & 1u);
+                if (j + 1 < T) keep[row + j + 1] = (uint8_t)(kp[r] >> 1);
                 const float x0 = sc[n][2 * r] * s, x1 = sc[n][2 * r + 1] * s;
-                sc[n][2 * r] = kp & 1u ? x0 : 0.0f;
-                sc[n][2 * r + 1] = kp & 2u ? x1 : 0.0f;
+                sc[n][2 * r] = kp[r] & 1u ? x0 : 0.0f;
+                sc[n][2 * r + 1] = kp[r] & 2u ? x1 : 0.0f;
             }
         }
     };
