@@ -340,6 +340,15 @@ static __device__ __forceinline__ int key_tiles(const tt_attn_desc &a)
     return ((a.causal ? imin(a.T, i0 + block_rows()) : a.T) + KT - 1) / KT;
 }
 
+/* Whether a warp's rows from iw see a key of the tile from j0 (causal: a tile past the warp's
+ * last row is masked for all of them, its products not needed); the same for the whole warp.
+ * A masked element adds nothing anywhere: exp(-inf) to l, P = 0 to rowsum(dP P), dS = 0 to dq,
+ * and dkv never reads the dS of a key past its query (so dq need not write it). */
+static __device__ __forceinline__ bool sees_tile(const tt_attn_desc &a, int iw, int j0)
+{
+    return !a.causal || j0 <= iw + MR - 1;
+}
+
 /* The first pass of the forward and dq kernels: M's (K's, V's) first n tiles of KT keys staged
  * in turn, use(c, b) on tile c at b */
 template <int HSP, class Use>
@@ -379,6 +388,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
 
     float m[2] = {-R_INF, -R_INF}, l[2] = {0.0f, 0.0f}; /* rows g, g + 8 */
     over_key_tiles<HSP>(nk, buf, k, a.ldk, T, HS, [&](int c, float *b) {
+        if (!sees_tile(a, iw, c * KT)) return;
         float sc[NT][4];
         rows_by_tile<NK, PASSES, NT>(sc, f, b, LD);
         mask_scores(sc, a.scale, pb, a.causal, T, iw, c * KT);
@@ -453,8 +463,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
         land_nothing(),
         [&](int c, float *b) {
             const int j0 = c * KT;
-            /* the same for the whole warp: a key of the tile it can see */
-            const bool live = !a.causal || j0 <= iw + MR - 1;
+            const bool live = sees_tile(a, iw, j0);
             float sc[NT][4];
             if (live) {
                 rows_by_tile<NK, PASSES, NT>(sc, f, b, LD);
@@ -554,6 +563,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
     dq_rows_of(rows, T, iw);
     float dot[2] = {0.0f, 0.0f};
     over_key_tiles<HSP>(nk, buf, v, a.ldv, T, HS, [&](int c, float *b) {
+        if (!sees_tile(a, iw, c * KT)) return;
 #pragma unroll 1
         for (int h = 0; h < NT; h += DN) {
             float dd[DN][4];
@@ -575,6 +585,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
         },
         land_nothing(),
         [&](int c, float *b) {
+            if (!sees_tile(a, iw, c * KT)) return;
 #pragma unroll 1
             for (int h = 0; h < NT; h += DN) {
                 float dd[DN][4];
@@ -650,6 +661,8 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
                     xd[kk][e] = nd[kk][e];
                 }
             if (c + 1 < n) fetch(c + 1);
+            /* causal: a tile whose queries all come before the warp's first key adds nothing */
+            if (a.causal && i_lo + c * KT + KT - 1 < jw) return;
 #pragma unroll
             for (int kk = 0; kk < KT / 8; kk++) {
                 const float *bq = b + (8 * kk + t) * LDQ + g; /* Q's tile, then dO's */
