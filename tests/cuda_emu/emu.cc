@@ -239,12 +239,12 @@ struct mma_operands {
     const uint32_t *a, *b;
 };
 
+/* an operand's bits as the tensor core reads them (mma.h's tf32_read, as wmma's products do) */
 static float tf32_bits(uint32_t x)
 {
-    x &= ~0x1fffu; /* a tensor core reads the top 19 bits */
     float f;
     memcpy(&f, &x, sizeof f);
-    return f;
+    return nvcuda::wmma::tf32_read(f);
 }
 
 /* the warp from fiber lo at an m16n8k8 mma (include/mma.h): every lane's C += A B */
