@@ -9,7 +9,7 @@
 #ifndef TT_CUDA_ATTENTION_CUH
 #define TT_CUDA_ATTENTION_CUH
 
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh" /* warp_sum, warp_max */
 
 #include <cuda_runtime.h>
 
@@ -64,23 +64,6 @@ static __device__ __forceinline__ int keys_seen(const tt_attn_desc &a, int i0)
 TT_HD static inline uint64_t keep_element(const tt_rng *at, int64_t bh, int T, int i, int j)
 {
     return at->counter + (uint64_t)(((bh * T + i) * (int64_t)T) + j);
-}
-
-/* xor butterflies: a fixed tree, and every lane ends with the same bits (a + b == b + a) */
-static __device__ __forceinline__ real warp_sum(real x)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-static __device__ __forceinline__ real warp_max(real x)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        real y = __shfl_xor_sync(0xffffffffu, x, o);
-        x = y > x ? y : x;
-    }
-    return x;
 }
 
 /* src[at], times s where keep (src's layout) is given and keeps it, 0 where it drops */
