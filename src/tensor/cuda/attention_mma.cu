@@ -12,7 +12,12 @@
  *   - Softmax in two passes over the keys (as flash attention does): the first keeps each
  *     row's running max and sum, the second recomputes the scores and writes att = P, the
  *     dropout mask (Philox, bit for bit the CPU's) and O = D V. dq likewise: the first pass
- *     sums rowsum(dP P), the second writes dS into the scratch and adds dS K. dkv reads dS and
+ *     sums rowsum(dP P), the second writes dS into the scratch and adds dS K. (Flash attention
+ *     2 takes rowsum(dP P) as rowsum(dO O) and saves the first pass. Tried here: it loses the
+ *     CPU's exact dS = 0 where a row's weights are one-hot, as at T = 1 (dP - rowsum then
+ *     subtracts two roundings of one number; with dropout, dk came out 1.1e-5 relative off the
+ *     CPU's), and it moved tiny's valid_loss after one epoch with attention dropout 0.2 from
+ *     3e-8 of the CPU's to 5.4e-5 (emulated, 3xTF32).) dkv reads dS and
  *     att from global memory straight into its fragments (8 consecutive floats a row: whole
  *     32-byte sectors).
  *   - P V and dS K take P (dS) from the accumulators as they lie: lane (g, t) holds keys 2t and
