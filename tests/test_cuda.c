@@ -810,12 +810,15 @@ END_TEST
  * copies (attention.cuh copy_tile) where rows of T and of NH HS are whole quads (the saved
  * weights' chunks, head 0's in float32), one quad cut short (6 = 4 + 2), head 1 off a quad's
  * alignment (the copies of one real). T 258: past the 256 columns ds_rows holds whole (its
- * rows then go in rounds of 128 columns, the third with two) */
+ * rows then go in rounds of 128 columns, the third with two). T 100, HS 64 (base's head
+ * size): attention_mma.cu at its widest with 4 tiles of 32 keys, so that its pipeline of 3
+ * buffers comes round to the first again (T 65 has 3 tiles), and a second block of 64 rows
+ * whose last warp (rows 112 ..) has none inside T */
 static const struct {
     int B, T, NH, HS;
 } ATT[] = {{2, 1, 1, 1},   {3, 5, 3, 5},    {2, 7, 1, 8},    {3, 13, 3, 8},
            {2, 33, 2, 16}, {1, 65, 2, 64},  {2, 129, 1, 32}, {1, 37, 2, 97},
-           {2, 36, 2, 6},  {1, 258, 1, 3}};
+           {2, 36, 2, 6},  {1, 258, 1, 3},  {1, 100, 1, 64}};
 
 /* padding at the end of each sequence, the last all padding, an inner key (3) in the first */
 static void fill_pad(int32_t *pad, int B, int T)
