@@ -291,7 +291,8 @@ static __device__ __forceinline__ uint32_t word(const uint32_t w[4], unsigned i)
  * Philox block eq / 4 and, unless eq is a multiple of 4, the next: each lane of the pair
  * computes the first block of one row (t & 1) and gives it to the other, so that an aligned
  * draw costs a lane one block for its 4 elements (2 rows, 2 keys), not one per 2; a lane whose
- * elements reach into the next block computes that itself. Every lane of the warp calls it (a shuffle). */
+ * elements reach into the next block computes that itself. Every lane of the warp calls it
+ * (a shuffle). */
 static __device__ __forceinline__ void keep_bits(unsigned kp[2], const tt_rng &at, int64_t bh,
                                                  int T, int iw, int jt, uint32_t thr)
 {
