@@ -11,24 +11,30 @@
 # was fastest per config and precision (of all but wide-nolt), then a line per config,
 # "pick CONFIG: TT_CUDA_ATTN=HIGHEST/HIGH", the two fastest as the environment takes them
 # (backend.cu), so that a bench run can time them before backend.cu's table says so.
-#   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N]
+#   bench/attention_steps.sh [BENCH_STEP] [--configs LIST] [--warmup N] [--steps N] [--skip LIST]
+# --skip "NAME ...": arithmetics not run nor picked (their column says "skipped"; wide's also
+# leaves out wide-nolt): scripts/gpu_check.sh passes those that failed the CUDA suite, whose
+# speed would be that of wrong numbers.
 # Defaults: build/cuda/bench_step, --configs base (where the attention matters most), 3 warm-up
 # and 10 timed steps (about 90 s for base on an H100). scripts/gpu_check.sh's attention step
 # runs it. Without a GPU, the emulated build shows the pipeline works (slowly, on tiny):
 #   bench/attention_steps.sh build/cuda-emu/bench_step --configs tiny --warmup 1 --steps 1
 # Exit status 2 on a usage error or a missing BENCH_STEP, 1 when a run fails.
 set -u
+set -f # --skip's names are words, never patterns
 
 BIN=build/cuda/bench_step
 CONFIGS=base
 WARMUP=3
 STEPS=10
+SKIP=
 while [ $# -gt 0 ]; do
     case "$1" in
     --configs) CONFIGS=${2:-}; shift 2 || exit 2 ;;
     --warmup) WARMUP=${2:-}; shift 2 || exit 2 ;;
     --steps) STEPS=${2:-}; shift 2 || exit 2 ;;
-    -*) echo "attention_steps.sh: unknown option $1. HINT: --configs --warmup --steps" >&2
+    --skip) SKIP=${2-}; shift 2 || exit 2 ;;
+    -*) echo "attention_steps.sh: unknown option $1. HINT: --configs --warmup --steps --skip" >&2
         exit 2 ;;
     *) BIN=$1; shift ;;
     esac
@@ -45,6 +51,12 @@ if [ ! -x "$BIN" ]; then
 fi
 
 MATHS="wide pipelined 3xtf32 tf32 mma-3xtf32 mma-tf32 wide-nolt"
+for m in $SKIP; do
+    case " $MATHS " in *" $m "*) ;; *)
+        echo "attention_steps.sh: --skip takes names of $MATHS, not '$m'" >&2
+        exit 2 ;;
+    esac
+done
 printf '%-10s %-9s' config precision
 for m in $MATHS; do printf ' %13s' "$m ms"; done
 printf '  %s\n' fastest
@@ -61,6 +73,10 @@ for c in $CONFIGS; do
             # highest must not round to TF32: those two are not run there (device time)
             case "$p/$m" in highest/tf32 | highest/mma-tf32)
                 printf ' %13s' -
+                continue ;;
+            esac
+            case " $SKIP " in *" ${m%-nolt} "*)
+                printf ' %13s' skipped
                 continue ;;
             esac
             out=$(TT_CUDA_ATTN=${m%-nolt} TT_CUDA_LT=$lt "$BIN" --config "$c" --set device=cuda \

@@ -30,7 +30,8 @@
 #                bench/attention_steps.sh, base's whole step with each arithmetic
 #                (TT_CUDA_ATTN) at both precisions, the fastest named, and wide again with
 #                the Linears' bias outside cuBLASLt's epilogue (TT_CUDA_LT=0, the column
-#                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary
+#                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary;
+#                an arithmetic that failed the cuda step of the same call is left out
 #     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
 #                (the attention cases cut to one scale and the unpacked layout: in full, the
 #                suite ran past 300 s on an H100, each launch far slower than under memcheck);
@@ -100,10 +101,11 @@
 #        3xtf32 and mma-3xtf32 only; 6101217 made the cp.async ones stage several chunks
 #        ahead, and attention_mma.cu's mma.sync kernels are new: both untimed).
 #        Copy it into call 2's command as it stands: no file to edit between the calls, whose
-#        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15). Only
-#        where the cuda step passed: a pick whose arithmetic fails the suite's attention
-#        cases (their messages name it, e.g. "mma.sync 3xTF32") is fast at giving wrong
-#        numbers; take the fastest of the others from the table then.
+#        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15). An
+#        arithmetic that failed the cuda step of the same call is neither timed nor picked
+#        (each attention arithmetic is a test of its own, its failures tagged e.g.
+#        "[TT_CUDA_ATTN=mma-tf32]"; the summary names them); where a failure names none (a
+#        crash, a timeout), the summary says so: read cuda_suite.log before taking the pick.
 #   2. source .device/env.sh && TT_CUDA_ATTN=<the pick> GPU_CHECK_BUDGET=300 \
 #        scripts/gpu_check.sh build bench
 #        (the step starts no torch.compile run past its budget; base's compiled rows go first;
@@ -371,13 +373,23 @@ if wanted build; then
     fi
 fi
 
+cuda_ran=0 cuda_bad=0
 if wanted cuda; then
     log=$LOGS/cuda_suite.log
     : >"$log"
     for v in f32 f64; do
         gpu_step "cuda suite $v" "$log" 240 "$BIN/check_$v" "$BIN/check_$v" cuda
+        case $? in 0) cuda_ran=1 ;; 99) ;; *) cuda_ran=1 cuda_bad=1 ;; esac
     done
 fi
+
+# The attention arithmetics the cuda step's failures name (test_cuda.c's "[TT_CUDA_ATTN=NAME]",
+# a test each), as one line; a failure naming none is "?" (a crash, a kernel outside attention)
+failed_maths() {
+    grep -E '^[^ ]+:[0-9]+:[FE]:' "$LOGS/cuda_suite.log" 2>/dev/null |
+        sed 's/.*\[TT_CUDA_ATTN=\([a-z0-9-]*\)\].*/\1/; t; s/.*/?/' | sort -u | tr '\n' ' ' |
+        sed 's/ $//'
+}
 
 # compute-sanitizer TOOL over the CUDA suite of the float32 runner; errors fail the step
 sanitize() {
@@ -502,7 +514,22 @@ if wanted attention; then
         grep -v '^{' "$log" | grep -v '^+ ' | tee -a "$SUMMARY"
         # the whole step of base with each arithmetic: is matmul_precision's pick the fastest?
         if built "$BIN/bench_step" "attention in the step" "$log"; then
-            step "attention in the step" "$log" 180 bench/attention_steps.sh "$BIN/bench_step"
+            # what failed the cuda suite in this call is neither timed nor picked
+            skip=
+            if [ "$cuda_ran" != 1 ]; then
+                say "attention in the step: the cuda step did not run in this call, so no" \
+                    "arithmetic is left out of the pick for failing it"
+            elif [ "$cuda_bad" = 1 ]; then
+                skip=$(failed_maths)
+                say "attention in the step: the cuda suite failed, naming: ${skip:-nothing}"
+                case " $skip " in *" ? "* | "  ")
+                    say "  (a failure without an arithmetic's name: read cuda_suite.log" \
+                        "before taking the pick)" ;;
+                esac
+                skip=$(printf '%s' "$skip" | tr ' ' '\n' | grep -vx '?' | tr '\n' ' ')
+            fi
+            step "attention in the step" "$log" 180 bench/attention_steps.sh "$BIN/bench_step" \
+                --skip "$skip"
             awk '/^config +precision/ { n = NR } { line[NR] = $0 }
                  END { if (n) for (i = n; i <= NR; i++) if (line[i] !~ /^\+ /) print line[i] }' \
                 "$log" | tee -a "$SUMMARY"

@@ -874,22 +874,26 @@ static void attention_case(int s, int opt, bool packed, const char *math)
  * whose fragment layout the emulator takes from PTX's documentation) over every third, which
  * still covers each combination of causal, padding and dropout, to CU_TOL; one TF32 product
  * (10 mantissa bits) over the same sets to 3e-2, far below what a wrong index gives. The
- * shapes' head sizes put mma.sync at each of its widths (16, 32, 64) and past them (97). */
+ * shapes' head sizes put mma.sync at each of its widths (16, 32, 64) and past them (97).
+ * Each arithmetic is a test of its own (a loop test), so that one failing does not hide how
+ * the others fare; every message names it as TT_CUDA_ATTN does, "[TT_CUDA_ATTN=mma-tf32]",
+ * which scripts/gpu_check.sh reads to leave a failing one out of its pick. */
 static const struct {
     tt_cuda_attn_math math;
-    const char *name;
+    const char *name, *env;
     double tol;
     int opt_step;
 } MATHS[] = {
-    {TT_CUDA_ATTN_WIDE, "float cores", CU_TOL, 1},
-    {TT_CUDA_ATTN_PIPE, "float cores, cp.async", CU_TOL, 1},
+    {TT_CUDA_ATTN_WIDE, "float cores", "wide", CU_TOL, 1},
+    {TT_CUDA_ATTN_PIPE, "float cores, cp.async", "pipelined", CU_TOL, 1},
 #ifndef TT_DOUBLE
-    {TT_CUDA_ATTN_TF32X3, "3xTF32", CU_TOL, 3},
-    {TT_CUDA_ATTN_TF32, "TF32", 3e-2, 3},
-    {TT_CUDA_ATTN_MMA3, "mma.sync 3xTF32", CU_TOL, 3},
-    {TT_CUDA_ATTN_MMA, "mma.sync TF32", 3e-2, 3},
+    {TT_CUDA_ATTN_TF32X3, "3xTF32", "3xtf32", CU_TOL, 3},
+    {TT_CUDA_ATTN_TF32, "TF32", "tf32", 3e-2, 3},
+    {TT_CUDA_ATTN_MMA3, "mma.sync 3xTF32", "mma-3xtf32", CU_TOL, 3},
+    {TT_CUDA_ATTN_MMA, "mma.sync TF32", "mma-tf32", 3e-2, 3},
 #endif
 };
+#define N_MATHS ((int)(sizeof MATHS / sizeof MATHS[0]))
 
 /* the attention tcase's fixture: float cores and CU_TOL before and after each test */
 static void attention_defaults(void)
@@ -928,34 +932,34 @@ static void check_residency(int s, const char *math)
     }
 }
 
-static void attention_cases(bool packed)
+/* arithmetic m over every shape (the tests' _i) */
+static void attention_cases(int m, bool packed)
 {
     const int opts = light() ? 8 : 24;
-    for (size_t m = 0; m < sizeof MATHS / sizeof MATHS[0]; m++) {
-        tt_cuda_attention_set_math(MATHS[m].math);
-        tol = MATHS[m].tol;
-        for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++) {
-            /* past 256 keys every third set too, which still covers each combination */
-            const int big = ATT[s].T > 256 ? 3 : 1, step = MATHS[m].opt_step;
-            for (int opt = 0; opt < opts; opt += light() ? 1 : step > big ? step : big)
-                attention_case(s, opt, packed, MATHS[m].name);
-            check_residency(s, MATHS[m].name);
-        }
+    char math[64];
+    snprintf(math, sizeof math, "%s [TT_CUDA_ATTN=%s]", MATHS[m].name, MATHS[m].env);
+    tt_cuda_attention_set_math(MATHS[m].math);
+    tol = MATHS[m].tol;
+    for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++) {
+        /* past 256 keys every third set too, which still covers each combination */
+        const int big = ATT[s].T > 256 ? 3 : 1, step = MATHS[m].opt_step;
+        for (int opt = 0; opt < opts; opt += light() ? 1 : step > big ? step : big)
+            attention_case(s, opt, packed, math);
+        check_residency(s, math);
     }
-    attention_defaults();
 }
 
 START_TEST(test_attention_unpacked)
 {
     NEED_GPU();
-    attention_cases(false);
+    attention_cases(_i, false);
 }
 END_TEST
 
 START_TEST(test_attention_packed)
 {
     NEED_GPU();
-    if (!light()) attention_cases(true);
+    if (!light()) attention_cases(_i, true);
 }
 END_TEST
 
@@ -1277,11 +1281,11 @@ Suite *cuda_suite(void)
     tc = new_tcase(s, "attention");
     tcase_set_tags(tc, "long");
     tcase_add_checked_fixture(tc, attention_defaults, attention_defaults);
-    tcase_add_test(tc, test_attention_unpacked);
+    tcase_add_loop_test(tc, test_attention_unpacked, 0, N_MATHS);
     tc = new_tcase(s, "attention_packed");
     tcase_set_tags(tc, "long-packed");
     tcase_add_checked_fixture(tc, attention_defaults, attention_defaults);
-    tcase_add_test(tc, test_attention_packed);
+    tcase_add_loop_test(tc, test_attention_packed, 0, N_MATHS);
     tc = new_tcase(s, "optimizers");
     tcase_add_test(tc, test_optimizers);
     tcase_add_test(tc, test_determinism);
