@@ -29,6 +29,13 @@ WARMUP=3
 STEPS=10
 SKIP=
 while [ $# -gt 0 ]; do
+    case "$1" in --configs | --warmup | --steps | --skip)
+        if [ $# -lt 2 ]; then
+            echo "attention_steps.sh: $1 takes a value. HINT: --configs \"medium base\"," \
+                "--warmup 3, --steps 10, --skip \"mma-tf32\"" >&2
+            exit 2
+        fi ;;
+    esac
     case "$1" in
     --configs) CONFIGS=${2:-}; shift 2 || exit 2 ;;
     --warmup) WARMUP=${2:-}; shift 2 || exit 2 ;;
@@ -99,7 +106,7 @@ for c in $CONFIGS; do
         pick=${pick:+$pick/}$best
     done
     if [ -n "$missing" ]; then
-        pick="none (a run gave no time)"
+        pick="none (at a precision no arithmetic gave a time: each skipped or failed)"
     else
         pick=TT_CUDA_ATTN=$pick
     fi
