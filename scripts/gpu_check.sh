@@ -33,8 +33,10 @@
 #                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary;
 #                an arithmetic that failed the cuda step of the same call is left out
 #     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
-#                (the attention cases cut to one scale and the unpacked layout: in full, the
-#                suite ran past 300 s on an H100, each launch far slower than under memcheck);
+#                (the attention cases cut to one scale, the unpacked layout and 4 of the 7
+#                backward subsets, which still run every kernel variant: in full, the suite
+#                ran past 300 s on an H100, each launch far slower than under memcheck; on the
+#                emulated GPU the light attention case takes 50 s, 88 s with all 7 subsets);
 #                either sanitizer step SKIPs when the tool refuses the GPU ("Device not
 #                supported", as on a gVisor machine). It runs after attention: its time is the
 #                least known (cut at its 300 s on 2026-11-24, before the light cut)
