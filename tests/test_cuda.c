@@ -1147,6 +1147,16 @@ START_TEST(test_attention_override)
                           high ? "high" : "highest", (int)tt_cuda_attention_math());
         }
     }
+    /* the names the attention tests' messages give their arithmetic (gpu_check reads them) */
+    for (int m = 0; m < N_MATHS; m++) {
+        setenv("TT_CUDA_ATTN", MATHS[m].env, 1);
+        for (int high = 0; high <= 1; high++) {
+            gpu->set_matmul_precision(high);
+            ck_assert_msg(tt_cuda_attention_math() == MATHS[m].math,
+                          "TT_CUDA_ATTN=%s (%s) at %s: arithmetic %d", MATHS[m].env,
+                          MATHS[m].name, high ? "high" : "highest", (int)tt_cuda_attention_math());
+        }
+    }
     unsetenv("TT_CUDA_ATTN");
     gpu->set_matmul_precision(false);
     ck_assert_int_eq(tt_cuda_attention_math(), by[6]);
