@@ -261,24 +261,6 @@ static __device__ __forceinline__ void mask_scores(float sc[NT][4], float scale,
         }
 }
 
-/* the largest of x and the three other lanes' of its row group (t); x + the others' */
-static __device__ __forceinline__ float quad_max(float x)
-{
-#pragma unroll
-    for (int o = 1; o <= 2; o <<= 1) {
-        const float y = __shfl_xor_sync(0xffffffffu, x, o);
-        x = y > x ? y : x;
-    }
-    return x;
-}
-static __device__ __forceinline__ float quad_sum(float x)
-{
-#pragma unroll
-    for (int o = 1; o <= 2; o <<= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
 /* w[i], by selects: an index unknown to the compiler would put w in local memory */
 static __device__ __forceinline__ uint32_t word(const uint32_t w[4], unsigned i)
 {
@@ -406,7 +388,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
                 x = sc[n][2 * r] > x ? sc[n][2 * r] : x;
                 x = sc[n][2 * r + 1] > x ? sc[n][2 * r + 1] : x;
             }
-            x = quad_max(x);
+            x = warp_max<4>(x); /* the row group (t) of 4 lanes */
             const float mn = x > m[r] ? x : m[r];
             if (mn == -R_INF) continue; /* every key so far masked: l stays 0 */
             float sum = 0.0f;
@@ -420,7 +402,7 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
     float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        l[r] = quad_sum(l[r]);
+        l[r] = warp_sum<4>(l[r]);
         inv[r] = l[r] > 0.0f ? 1.0f / l[r] : 0.0f; /* 0: every key masked */
     }
 
@@ -578,8 +560,8 @@ static __global__ void __launch_bounds__(MW * 32, MMA_MIN_BLOCKS)
                 [&](float &, float dp, float p, int, int e) { dot[e >> 1] += dp * p; });
         }
     });
-    dot[0] = quad_sum(dot[0]);
-    dot[1] = quad_sum(dot[1]);
+    dot[0] = warp_sum<4>(dot[0]);
+    dot[1] = warp_sum<4>(dot[1]);
 
     float acc[NK][4] = {};
     pipeline<MST>(

@@ -5,12 +5,12 @@
  * O = P V (one gemm per head again). Saves att = P. Limits: forward only, no dropout (p = 0),
  * and att is written twice (scores, then weights): it is the reference, not the fast path. */
 #include "tensor/cuda/attention_ref.h"
-#include "tensor/cuda/cuda.h"
+#include "tensor/cuda/common.cuh" /* warp_sum, warp_max */
 
 #include <cuda_runtime.h>
 
 /* One warp per row (b, h, i) of att (B,NH,T,T), rows grid-strided; pad (B,T) or NULL. The
- * warp's sums are xor butterflies: a fixed order. */
+ * warp's max and sum are common.cuh's xor butterflies: a fixed order. */
 static __global__ void attention_ref_softmax_kernel(real *att, const int32_t *pad, int B, int NH,
                                                     int T, bool causal)
 {
@@ -26,16 +26,13 @@ static __global__ void attention_ref_softmax_kernel(real *att, const int32_t *pa
             if ((causal && j > i) || (pb && pb[j])) x[j] = -R_INF;
             m = x[j] > m ? x[j] : m;
         }
-        for (int o = 16; o > 0; o >>= 1) {
-            real y = __shfl_xor_sync(0xffffffffu, m, o);
-            m = y > m ? y : m;
-        }
+        m = warp_max(m);
         real sum = R(0);
         for (int j = lane; j < T; j += 32) {
             x[j] = m == -R_INF ? R(0) : R_EXP(x[j] - m);
             sum += x[j];
         }
-        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        sum = warp_sum(sum);
         real inv = sum > R(0) ? R(1) / sum : R(0);
         for (int j = lane; j < T; j += 32) x[j] *= inv;
     }

@@ -35,22 +35,25 @@ static inline cudaStream_t stream(void)
     for (int64_t r = blockIdx.x * (int64_t)WARPS + threadIdx.x / 32; r < (N);                      \
          r += (int64_t)gridDim.x * WARPS)
 
-/* every lane gets the same sum (a + b == b + a in IEEE, so the butterfly is symmetric) */
-static __device__ inline real warp_sum(real v)
+/* Over each group of W consecutive lanes (W a power of 2, up to the warp's 32; the mma.sync
+ * attention's rows are groups of 4), called by every lane of the warp. The sum: every lane of
+ * a group gets the same bits (a + b == b + a in IEEE, so the butterfly is symmetric). */
+template <int W = 32> static __device__ inline real warp_sum(real v)
 {
-    for (int o = 16; o > 0; o /= 2)
+    for (int o = W / 2; o > 0; o /= 2)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
-/* the row's max, NaNs skipped as on the CPU; lane 0's, broadcast, so every lane agrees */
-static __device__ inline real warp_max(real v)
+/* the group's max, NaNs skipped as on the CPU; its first lane's, broadcast, so every lane of
+ * the group agrees */
+template <int W = 32> static __device__ inline real warp_max(real v)
 {
-    for (int o = 16; o > 0; o /= 2) {
+    for (int o = W / 2; o > 0; o /= 2) {
         real u = __shfl_xor_sync(0xffffffffu, v, o);
         v = u > v ? u : v;
     }
-    return __shfl_sync(0xffffffffu, v, 0);
+    return __shfl_sync(0xffffffffu, v, (int)(threadIdx.x % 32) & ~(W - 1));
 }
 
 /* Four consecutive elements in one access (16 bytes in float32, 32 in float64: two accesses
