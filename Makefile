@@ -122,8 +122,10 @@ ifeq ($(CUDA_EMU),1)
   # which do not include it, get it here (test_cuda.c: what only a real GPU can answer)
   CUDA_DEF  := -DTT_WITH_CUDA -DTT_CUDA_EMULATED=1 -Itests/cuda_emu/include
   CUDA_LIBS := -lstdc++
+  # -Wno-psabi: g++'s note that a 32-byte aligned argument (float64's real4, by value) is
+  # passed as since GCC 4.6; no such call crosses to code built by another compiler
   EMU_FLAGS  = -std=c++20 $(OPT) -ffp-contract=off -Wall -Wextra $(ERR_$(WERROR)) \
-               -Wno-unknown-pragmas -Wno-sign-compare -DTT_WITH_CUDA -Isrc \
+               -Wno-unknown-pragmas -Wno-sign-compare -Wno-psabi -DTT_WITH_CUDA -Isrc \
                -Itests/cuda_emu/include $(PKG_CFLAGS) -MMD -MP
 endif
 
@@ -156,8 +158,9 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdou
 # Lazy (=) on purpose: pkg-config is only asked once `make deps` has had a chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
-CFLAGS_ALL = -std=c11 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc -MMD -MP \
-             $(PKG_CFLAGS) $(CUDA_DEF) $(MPI_DEF)
+CFLAGS_BASE = -std=c11 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -pthread $(OPT) $(WARN) -Isrc \
+              -MMD -MP $(PKG_CFLAGS)
+CFLAGS_ALL  = $(CFLAGS_BASE) $(CUDA_DEF) $(MPI_DEF)
 LDLIBS_ALL = $(LDSAN) $(PKG_LIBS) $(CUDA_LIBS) $(MPI_LIBS) -lm -pthread
 
 # src/train/main.c and infer_main.c are the programs' main(); everything else is library (the
@@ -169,8 +172,43 @@ LIB_SRC   := $(filter-out $(MAIN_SRC),\
 TEST_SRC  := $(wildcard tests/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
+# Objects shared between builds. The CUDA, emulated-GPU and MPI builds differ from the plain
+# one only in the C files that test their macros (TT_WITH_CUDA, TT_WITH_MPI, TT_WITH_NCCL,
+# TT_CUDA_EMULATED) or include a CUDA, MPI or NCCL header: VARIANT_SRC, found by grep. Those
+# they compile under their own BUILD; every other C object is the plain build's of the same
+# DEBUG (SHARED: build/ or build/debug/), compiled with the plain flags, the same bits whichever
+# build asks for it. So `make CUDA=1` after `make` compiles a dozen C files where it compiled
+# 240 (50 s of CI's two cores each for the CUDA, emulated and MPI builds). The emulated build
+# under DEBUG=1 has flags of its own (UBSan alone, -O2) and shares nothing. A header that tested
+# one of those macros would change, unseen by the grep, every file that includes it: a variant
+# build refuses one (src/tensor/cuda/'s headers aside: only .cu files and VARIANT_SRC include
+# them, the grep's second half). A BUILD given on the command line shares nothing.
+ALL_C_SRC   := $(LIB_SRC) $(MAIN_SRC) $(TEST_SRC) $(BENCH_SRC) scripts/docs_figures.c
+VARIANT_RE  := TT_WITH_(CUDA|MPI|NCCL)|TT_CUDA_EMULATED
+SHARED      := $(BUILD)
+ifneq ($(filter 1,$(CUDA) $(CUDA_EMU) $(MPI)),)
+  ifneq ($(origin BUILD),file)
+  else ifeq ($(filter 1,$(CUDA_EMU)),)
+    SHARED  := build$(if $(filter 1,$(DEBUG)),/debug)
+  else ifeq ($(DEBUG),0)
+    SHARED  := build
+  endif
+  VARIANT_SRC := $(shell grep -lE '$(VARIANT_RE)|^\s*\#\s*include\s*[<"](tensor/cuda/|cuda|cublas|mpi\.h|nccl)' \
+                   $(ALL_C_SRC))
+  VARIANT_HDR := $(shell grep -lE '^\s*\#.*($(VARIANT_RE))' $(filter-out src/tensor/cuda/%,\
+                   $(wildcard src/*.h src/*/*.h src/*/*/*.h tests/*.h bench/*.h)))
+  ifneq ($(VARIANT_HDR),)
+    $(error $(VARIANT_HDR): a header tests a build's macro ($(VARIANT_RE)), so the files that \
+      include it would differ between builds where the Makefile shares their objects. HINT: \
+      test it in the .c files (they are then compiled per build: VARIANT_SRC))
+  endif
+endif
+SHARED_SRC  := $(if $(filter $(SHARED),$(BUILD)),,$(filter-out $(VARIANT_SRC),$(ALL_C_SRC)))
+
+# obj,PRECISION,SOURCES: the objects of the sources (a shared source's under SHARED)
 obj = $(patsubst %.cc,$(BUILD)/$(1)/%.o,$(patsubst %.cu,$(BUILD)/$(1)/%.o,$(patsubst \
-        %.c,$(BUILD)/$(1)/%.o,$(2))))
+        %.c,$(BUILD)/$(1)/%.o,$(filter-out $(SHARED_SRC),$(2))))) \
+      $(patsubst %.c,$(SHARED)/$(1)/%.o,$(filter $(SHARED_SRC),$(2)))
 
 LIB32 := $(BUILD)/libtt_f32.a
 LIB64 := $(BUILD)/libtt_f64.a
@@ -193,6 +231,12 @@ else
   INFER := $(BUILD)/infer
 endif
 
+# The targets that build on their own (make test, run, bench, ...) do it on every core unless
+# make was given -j (then its jobserver is shared): on CI's two cores `make test` compiled
+# its 240 objects one at a time.
+NPROC   := $(shell nproc 2>/dev/null || echo 1)
+SUBMAKE  = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+
 .PHONY: all test test-emu bench bench-step bench-attention bench-gpu deps deps-ok clean run
 # One dependency graph, no recursion: `make -j2 all runners` builds each object once. Every
 # object waits for deps-ok (order-only: it never makes an object out of date), so pkg-config
@@ -202,7 +246,7 @@ all: libs $(TRAIN) $(INFER)
 # The first command on a fresh clone: packages, build, then train the tiny config. Its demo run
 # replaces the one before it in runs/tiny (--overwrite), so `make run` works again and again.
 run: deps-ok
-	@$(MAKE) --no-print-directory $(TRAIN)
+	@$(SUBMAKE) $(TRAIN)
 	./$(TRAIN) configs/tiny.json --overwrite
 
 .PHONY: libs runners
@@ -221,6 +265,18 @@ $(BUILD)/f64/%.o: %.c Makefile | deps-ok
 	@mkdir -p $(dir $@)
 	@echo "  CC   $@"
 	@$(CC) $(CFLAGS_ALL) -DTT_DOUBLE -c $< -o $@
+
+ifneq ($(SHARED_SRC),)
+$(SHARED)/f32/%.o: %.c Makefile | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  CC   $@"
+	@$(CC) $(CFLAGS_BASE) -c $< -o $@
+
+$(SHARED)/f64/%.o: %.c Makefile | deps-ok
+	@mkdir -p $(dir $@)
+	@echo "  CC   $@"
+	@$(CC) $(CFLAGS_BASE) -DTT_DOUBLE -c $< -o $@
+endif
 
 ifeq ($(CUDA_EMU),1)
 $(BUILD)/f32/%.o: %.cu Makefile tests/cuda_emu/prep.py | deps-ok
@@ -348,14 +404,14 @@ viewer-check:
 # missing; skipped, loudly, only when it cannot be).
 VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
-	@$(MAKE) --no-print-directory runners $(TRAIN) $(INFER)
-	@$(MAKE) --no-print-directory header-check
+	@$(SUBMAKE) runners $(TRAIN) $(INFER)
+	@$(SUBMAKE) header-check
 	scripts/run_jobs.sh $(BUILD)/test-logs $(CHECK32) $(CHECK64)
 	@rm -rf $(VIEW_CHECK)
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
 	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
 ifeq ($(DEBUG),0)
-	@$(MAKE) --no-print-directory docs-check
+	@$(SUBMAKE) docs-check
 endif
 
 # make docs: the README's marked figures (<!--fig ...-->) and its pictures (docs/img/) from fresh
@@ -363,11 +419,11 @@ endif
 # last step of make test) fails when the README quotes a figure this build does not reproduce.
 .PHONY: docs docs-check
 docs: deps-ok
-	@$(MAKE) --no-print-directory $(TRAIN) $(INFER) $(DOCS_FIGURES)
+	@$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
 	TT_INFER=./$(INFER) scripts/docs.sh fill $(TRAIN) $(DOCS_FIGURES)
 
 docs-check: deps-ok
-	@$(MAKE) --no-print-directory $(TRAIN) $(INFER) $(DOCS_FIGURES)
+	@$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
 	TT_INFER=./$(INFER) scripts/docs.sh check $(TRAIN) $(DOCS_FIGURES)
 
 # header-check: the headers a CUDA file includes compile as C++ with C linkage, and philox.h
@@ -387,7 +443,7 @@ header-check:
 ptxas:
 	$(if $(filter 1,$(CUDA)),,$(error ptxas reads the CUDA build's kernels. HINT: make CUDA=1 \
 	  ptxas))
-	@$(MAKE) --no-print-directory $(LIB32) $(LIB64)
+	@$(SUBMAKE) $(LIB32) $(LIB64)
 	@scripts/ptxas_report.sh --build $(BUILD) $(if $(filter 1,$(STRICT)),--strict,$(if $(STRICT),--strict=$(STRICT)))
 
 # cuda-paths (CUDA=1): the toolkit, libraries and NCCL this build uses, then where the headers
@@ -416,12 +472,12 @@ cuda-paths:
 # skips bench_matmul. bench-step: the step table alone (CONFIG and CONFIGS too).
 BENCH_ROWS = $(strip $(CONFIGS) $(CONFIG))
 bench: deps-ok
-	@$(MAKE) --no-print-directory $(BENCH_STEP) $(if $(BENCH_ROWS),,$(BENCH_MATMUL))
+	@$(SUBMAKE) $(BENCH_STEP) $(if $(BENCH_ROWS),,$(BENCH_MATMUL))
 	$(if $(BENCH_ROWS),,$(BENCH_MATMUL))
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
 bench-step: deps-ok
-	@$(MAKE) --no-print-directory $(BENCH_STEP)
+	@$(SUBMAKE) $(BENCH_STEP)
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
 # bench-attention (CUDA=1): the fused attention's four arithmetics forward and backward, the
@@ -430,7 +486,7 @@ bench-step: deps-ok
 bench-attention: deps-ok
 	$(if $(filter 1,$(CUDA)),,$(error bench-attention times the CUDA kernels. HINT: make CUDA=1 \
 	  bench-attention))
-	@$(MAKE) --no-print-directory $(BUILD)/bench_attention
+	@$(SUBMAKE) $(BUILD)/bench_attention
 	$(BUILD)/bench_attention $(if $(ROWS),--rows "$(ROWS)")
 
 # test-emu (CUDA_EMU=1): the emulator's self-test, then the CUDA suite of both runners on the
@@ -451,7 +507,7 @@ EMU_JOBS := $(foreach t,$(EMU_LONG),"TT_EMU_SCHEDULE=defer CK_INCLUDE_TAGS=$(t) 
 test-emu: deps-ok
 	$(if $(filter 1,$(CUDA_EMU)),,$(error test-emu runs the emulated CUDA build. HINT: make \
 	  CUDA_EMU=1 test-emu))
-	@$(MAKE) --no-print-directory runners $(BUILD)/emu_selftest
+	@$(SUBMAKE) runners $(BUILD)/emu_selftest
 	TT_EMU_SCHEDULE=defer $(BUILD)/emu_selftest
 	TT_EMU_SCHEDULE=eager $(BUILD)/emu_selftest
 	scripts/run_jobs.sh $(BUILD)/test-emu $(EMU_JOBS)
@@ -467,7 +523,7 @@ $(BUILD)/emu_selftest: $(call obj,f32,tests/cuda_emu/selftest.cu) $(LIB32)
 # GPU_BENCH_ARGS passes options to bench/gpu_bench.sh, e.g. "--compile-rows base").
 bench-gpu: $(if $(filter 1,$(CUDA)),deps-ok)
 ifeq ($(CUDA),1)
-	@$(MAKE) --no-print-directory $(BENCH_STEP)
+	@$(SUBMAKE) $(BENCH_STEP)
 	bench/gpu_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)") $(GPU_BENCH_ARGS)
 else
 	@echo "make bench-gpu: the GPU benchmark needs the CUDA build. HINT: make CUDA=1 bench-gpu" \
@@ -502,7 +558,7 @@ fuzz: fuzz-build
 	scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 fuzz-build: fuzz-deps
-	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@$(SUBMAKE) $(FUZZ_BINS)
 
 fuzz-deps: deps-ok
 	@scripts/deps.sh fuzz

@@ -51,9 +51,7 @@ Suite *faults_suite(void);    /* signals, kills, full disks: what a run survives
 Suite *dist_suite(void);      /* data parallel: batch shares; ./train under mpirun (MPI=1) */
 Suite *gradcheck_suite(void); /* float64 build only */
 Suite *bench_suite(void);     /* float32 build only: bench_step as a user runs it */
-#ifdef TT_WITH_CUDA
 Suite *cuda_suite(void);      /* make CUDA=1 only: every CUDA kernel against the CPU's */
-#endif
 
 /* Fails the current test with the label, the first bad index, both values and the largest
  * difference, unless |got - want| <= atol + rtol * |want| everywhere. */
