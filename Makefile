@@ -23,6 +23,7 @@
 # (-DTT_DOUBLE, for the gradient checks), so the checked code is the trained code.
 
 CC      ?= cc
+NPROC   := $(shell nproc 2>/dev/null || echo 1)
 DEBUG   ?= 0
 CUDA    ?= 0
 WERROR  ?= 1
@@ -70,7 +71,14 @@ ifeq ($(CUDA),1)
   GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
   NV_ERR_1 := -Werror all-warnings -Xcompiler -Werror
-  NVFLAGS  = -std=c++20 -O3 -g -lineinfo $(GENCODE) -DTT_WITH_CUDA -Isrc -MMD -MP \
+  # --threads 4: a file's four steps (cicc for compute_80 and _90, ptxas for sm_80 and _90) side
+  # by side, where there are cores to spare. attention_mma.cu's float32 build is one file of 28
+  # and most of the time of the build on many cores, where it ends alone (62 s here on its own,
+  # 52 -> 26 s with threads; the GPU machine's build step waits for it). On 2 cores, with
+  # make -j2, the threads cost more than they gave (1m35 -> 1m52): 8 cores or more only. The
+  # objects' code and ptxas's reports are the same either way.
+  NVCC_THREADS ?= $(if $(filter-out 1 2 3 4 5 6 7,$(NPROC)),--threads 4)
+  NVFLAGS  = -std=c++20 -O3 -g -lineinfo $(GENCODE) $(NVCC_THREADS) -DTT_WITH_CUDA -Isrc -MMD -MP \
              -Xcompiler -Wall,-Wextra $(NV_ERR_$(WERROR))
   CUDA_DEF  := -DTT_WITH_CUDA -I$(CUDA_HOME)/include
   # The toolkit's libraries: lib64/ in NVIDIA's installers, lib/, targets/<arch>/lib/ or
@@ -233,8 +241,7 @@ endif
 
 # The targets that build on their own (make test, run, bench, ...) do it on every core unless
 # make was given -j (then its jobserver is shared): on CI's two cores `make test` compiled
-# its 240 objects one at a time.
-NPROC   := $(shell nproc 2>/dev/null || echo 1)
+# its 240 objects one at a time. (NPROC: near the top, where the CUDA flags use it too.)
 SUBMAKE  = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all test test-emu bench bench-step bench-attention bench-gpu deps deps-ok clean run
