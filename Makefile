@@ -73,8 +73,8 @@ ifeq ($(CUDA),1)
   NV_ERR_1 := -Werror all-warnings -Xcompiler -Werror
   # --threads 4: a file's four steps (cicc for compute_80 and _90, ptxas for sm_80 and _90) side
   # by side, where there are cores to spare. attention_mma.cu's float32 build is one file of 28
-  # and most of the time of the build on many cores, where it ends alone (62 s here on its own,
-  # 52 -> 26 s with threads; the GPU machine's build step waits for it). On 2 cores, with
+  # and, on many cores, the one the build ends waiting for (62 s of 100 here under make -j2;
+  # alone 52 s, 26 s with threads; the GPU machine's build step waits for it). On 2 cores, with
   # make -j2, the threads cost more than they gave (1m35 -> 1m52): 8 cores or more only. The
   # objects' code and ptxas's reports are the same either way.
   NVCC_THREADS ?= $(if $(filter-out 1 2 3 4 5 6 7,$(NPROC)),--threads 4)
@@ -195,14 +195,13 @@ ALL_C_SRC   := $(LIB_SRC) $(MAIN_SRC) $(TEST_SRC) $(BENCH_SRC) scripts/docs_figu
 VARIANT_RE  := TT_WITH_(CUDA|MPI|NCCL)|TT_CUDA_EMULATED
 SHARED      := $(BUILD)
 ifneq ($(filter 1,$(CUDA) $(CUDA_EMU) $(MPI)),)
-  ifneq ($(origin BUILD),file)
-  else ifeq ($(filter 1,$(CUDA_EMU)),)
-    SHARED  := build$(if $(filter 1,$(DEBUG)),/debug)
-  else ifeq ($(DEBUG),0)
-    SHARED  := build
+  ifeq ($(origin BUILD),file)
+    ifneq ($(filter 1,$(CUDA_EMU))$(filter 1,$(DEBUG)),11)
+      SHARED := build$(if $(filter 1,$(DEBUG)),/debug)
+    endif
   endif
-  VARIANT_SRC := $(shell grep -lE '$(VARIANT_RE)|^\s*\#\s*include\s*[<"](tensor/cuda/|cuda|cublas|mpi\.h|nccl)' \
-                   $(ALL_C_SRC))
+  VARIANT_INC := ^\s*\#\s*include\s*[<"](tensor/cuda/|cuda|cublas|mpi\.h|nccl)
+  VARIANT_SRC := $(shell grep -lE '$(VARIANT_RE)|$(VARIANT_INC)' $(ALL_C_SRC))
   VARIANT_HDR := $(shell grep -lE '^\s*\#.*($(VARIANT_RE))' $(filter-out src/tensor/cuda/%,\
                    $(wildcard src/*.h src/*/*.h src/*/*/*.h tests/*.h bench/*.h)))
   ifneq ($(VARIANT_HDR),)
