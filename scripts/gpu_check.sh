@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpu_check.sh [STEP...]: every check of the CUDA backend on a GPU machine in one command, with
 # a table printed last (step, status, seconds, log). It works in the repository root whatever
-# the current folder, and writes only there (build/cuda, ./train, the logs) and in a temporary
-# folder that it removes. No network, no package installs.
+# the current folder, and writes only there (build/cuda, the C objects it shares with the plain
+# build under build/f32 and build/f64, ./train, the logs) and in a temporary folder that it
+# removes. No network, no package installs.
 #
 #   steps (default: all; they run in this order, whichever order they are named in)
 #     build      make CUDA=1 all, then make CUDA=1 runners; build.log begins with make CUDA=1
