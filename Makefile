@@ -240,7 +240,10 @@ endif
 
 # The targets that build on their own (make test, run, bench, ...) do it on every core unless
 # make was given -j (then its jobserver is shared): on CI's two cores `make test` compiled
-# its 240 objects one at a time. (NPROC: near the top, where the CUDA flags use it too.)
+# its 240 objects one at a time. (NPROC: near the top, where the CUDA flags use it too.) Its
+# lines begin with +: make hands its jobserver only to lines it knows recurse, and it does not
+# see $(MAKE) inside another variable ("jobserver unavailable: using -j1", which made CI's
+# make -j2 fuzz build its objects one at a time).
 SUBMAKE  = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all test test-emu bench bench-step bench-attention bench-gpu deps deps-ok clean run
@@ -252,7 +255,7 @@ all: libs $(TRAIN) $(INFER)
 # The first command on a fresh clone: packages, build, then train the tiny config. Its demo run
 # replaces the one before it in runs/tiny (--overwrite), so `make run` works again and again.
 run: deps-ok
-	@$(SUBMAKE) $(TRAIN)
+	@+$(SUBMAKE) $(TRAIN)
 	./$(TRAIN) configs/tiny.json --overwrite
 
 .PHONY: libs runners
@@ -410,14 +413,14 @@ viewer-check:
 # missing; skipped, loudly, only when it cannot be).
 VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
-	@$(SUBMAKE) runners $(TRAIN) $(INFER)
-	@$(SUBMAKE) header-check
+	@+$(SUBMAKE) runners $(TRAIN) $(INFER)
+	@+$(SUBMAKE) header-check
 	scripts/run_jobs.sh $(BUILD)/test-logs $(CHECK32) $(CHECK64)
 	@rm -rf $(VIEW_CHECK)
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
 	scripts/check_html.sh $(VIEW_CHECK)/attention/index.html $(VIEW_CHECK)/screenshot.png
 ifeq ($(DEBUG),0)
-	@$(SUBMAKE) docs-check
+	@+$(SUBMAKE) docs-check
 endif
 
 # make docs: the README's marked figures (<!--fig ...-->) and its pictures (docs/img/) from fresh
@@ -425,11 +428,11 @@ endif
 # last step of make test) fails when the README quotes a figure this build does not reproduce.
 .PHONY: docs docs-check
 docs: deps-ok
-	@$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
+	@+$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
 	TT_INFER=./$(INFER) scripts/docs.sh fill $(TRAIN) $(DOCS_FIGURES)
 
 docs-check: deps-ok
-	@$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
+	@+$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
 	TT_INFER=./$(INFER) scripts/docs.sh check $(TRAIN) $(DOCS_FIGURES)
 
 # header-check: the headers a CUDA file includes compile as C++ with C linkage, and philox.h
@@ -449,7 +452,7 @@ header-check:
 ptxas:
 	$(if $(filter 1,$(CUDA)),,$(error ptxas reads the CUDA build's kernels. HINT: make CUDA=1 \
 	  ptxas))
-	@$(SUBMAKE) $(LIB32) $(LIB64)
+	@+$(SUBMAKE) $(LIB32) $(LIB64)
 	@scripts/ptxas_report.sh --build $(BUILD) $(if $(filter 1,$(STRICT)),--strict,$(if $(STRICT),--strict=$(STRICT)))
 
 # cuda-paths (CUDA=1): the toolkit, libraries and NCCL this build uses, then where the headers
@@ -478,12 +481,12 @@ cuda-paths:
 # skips bench_matmul. bench-step: the step table alone (CONFIG and CONFIGS too).
 BENCH_ROWS = $(strip $(CONFIGS) $(CONFIG))
 bench: deps-ok
-	@$(SUBMAKE) $(BENCH_STEP) $(if $(BENCH_ROWS),,$(BENCH_MATMUL))
+	@+$(SUBMAKE) $(BENCH_STEP) $(if $(BENCH_ROWS),,$(BENCH_MATMUL))
 	$(if $(BENCH_ROWS),,$(BENCH_MATMUL))
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
 bench-step: deps-ok
-	@$(SUBMAKE) $(BENCH_STEP)
+	@+$(SUBMAKE) $(BENCH_STEP)
 	bench/run_step_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)")
 
 # bench-attention (CUDA=1): the fused attention's four arithmetics forward and backward, the
@@ -492,7 +495,7 @@ bench-step: deps-ok
 bench-attention: deps-ok
 	$(if $(filter 1,$(CUDA)),,$(error bench-attention times the CUDA kernels. HINT: make CUDA=1 \
 	  bench-attention))
-	@$(SUBMAKE) $(BUILD)/bench_attention
+	@+$(SUBMAKE) $(BUILD)/bench_attention
 	$(BUILD)/bench_attention $(if $(ROWS),--rows "$(ROWS)")
 
 # test-emu (CUDA_EMU=1): the emulator's self-test, then the CUDA suite of both runners on the
@@ -513,7 +516,7 @@ EMU_JOBS := $(foreach t,$(EMU_LONG),"TT_EMU_SCHEDULE=defer CK_INCLUDE_TAGS=$(t) 
 test-emu: deps-ok
 	$(if $(filter 1,$(CUDA_EMU)),,$(error test-emu runs the emulated CUDA build. HINT: make \
 	  CUDA_EMU=1 test-emu))
-	@$(SUBMAKE) runners $(BUILD)/emu_selftest
+	@+$(SUBMAKE) runners $(BUILD)/emu_selftest
 	TT_EMU_SCHEDULE=defer $(BUILD)/emu_selftest
 	TT_EMU_SCHEDULE=eager $(BUILD)/emu_selftest
 	scripts/run_jobs.sh $(BUILD)/test-emu $(EMU_JOBS)
@@ -529,7 +532,7 @@ $(BUILD)/emu_selftest: $(call obj,f32,tests/cuda_emu/selftest.cu) $(LIB32)
 # GPU_BENCH_ARGS passes options to bench/gpu_bench.sh, e.g. "--compile-rows base").
 bench-gpu: $(if $(filter 1,$(CUDA)),deps-ok)
 ifeq ($(CUDA),1)
-	@$(SUBMAKE) $(BENCH_STEP)
+	@+$(SUBMAKE) $(BENCH_STEP)
 	bench/gpu_bench.sh $(BENCH_STEP) $(if $(BENCH_ROWS),--configs "$(BENCH_ROWS)") $(GPU_BENCH_ARGS)
 else
 	@echo "make bench-gpu: the GPU benchmark needs the CUDA build. HINT: make CUDA=1 bench-gpu" \
@@ -564,7 +567,7 @@ fuzz: fuzz-build
 	scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 fuzz-build: fuzz-deps
-	@$(SUBMAKE) $(FUZZ_BINS)
+	@+$(SUBMAKE) $(FUZZ_BINS)
 
 fuzz-deps: deps-ok
 	@scripts/deps.sh fuzz

@@ -28,5 +28,5 @@ $(BENCH_ALLREDUCE): bench/allreduce.c bench/mpi.mk
 # thread, 1 x 2 and 2 ranks x 1 thread, with the MPI build's bench_step (built here with MPI=1).
 .PHONY: bench-dp
 bench-dp:
-	@$(SUBMAKE) MPI=1 build/mpi/bench_step
+	@+$(SUBMAKE) MPI=1 build/mpi/bench_step
 	bench/dp_step.sh build/mpi/bench_step $(if $(CONFIGS),--configs "$(CONFIGS)")
