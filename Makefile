@@ -264,27 +264,22 @@ libs: $(LIB32) $(LIB64)
 # and with CUDA=1 bench_attention too (scripts/gpu_check.sh's attention step runs it)
 runners: $(CHECK32) $(CHECK64) $(BENCH_STEP) $(if $(filter 1,$(CUDA)),$(BUILD)/bench_attention)
 
-# Objects depend on the Makefile: a change of flags rebuilds them.
+# Objects depend on the Makefile: a change of flags rebuilds them. cc_obj,FLAGS[,MORE]: a C
+# object compiled with the named variable's flags, then MORE (float64's -DTT_DOUBLE).
+cc_obj = @mkdir -p $(dir $@); echo "  CC   $@"; $(CC) $($(1)) $(2) -c $< -o $@
+
 $(BUILD)/f32/%.o: %.c Makefile | deps-ok
-	@mkdir -p $(dir $@)
-	@echo "  CC   $@"
-	@$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(call cc_obj,CFLAGS_ALL)
 
 $(BUILD)/f64/%.o: %.c Makefile | deps-ok
-	@mkdir -p $(dir $@)
-	@echo "  CC   $@"
-	@$(CC) $(CFLAGS_ALL) -DTT_DOUBLE -c $< -o $@
+	$(call cc_obj,CFLAGS_ALL,-DTT_DOUBLE)
 
 ifneq ($(SHARED_SRC),)
 $(SHARED)/f32/%.o: %.c Makefile | deps-ok
-	@mkdir -p $(dir $@)
-	@echo "  CC   $@"
-	@$(CC) $(CFLAGS_BASE) -c $< -o $@
+	$(call cc_obj,CFLAGS_BASE)
 
 $(SHARED)/f64/%.o: %.c Makefile | deps-ok
-	@mkdir -p $(dir $@)
-	@echo "  CC   $@"
-	@$(CC) $(CFLAGS_BASE) -DTT_DOUBLE -c $< -o $@
+	$(call cc_obj,CFLAGS_BASE,-DTT_DOUBLE)
 endif
 
 ifeq ($(CUDA_EMU),1)

@@ -1106,6 +1106,18 @@ END_TEST
  * precisions, HIGHEST/HIGH per precision; anything else is ignored whole (the table's pick,
  * with a warning; test_matmul_precision checks the table). float64 builds keep only the float
  * cores (set_math). */
+/* With TT_CUDA_ATTN=env, the arithmetic at highest is want[0], at high want[1]. */
+static void expect_attention_math(const char *env, const tt_cuda_attn_math want[2])
+{
+    setenv("TT_CUDA_ATTN", env, 1);
+    for (int high = 0; high <= 1; high++) {
+        gpu->set_matmul_precision(high);
+        ck_assert_msg(tt_cuda_attention_math() == want[high],
+                      "TT_CUDA_ATTN=%s at %s: arithmetic %d, expected %d", env,
+                      high ? "high" : "highest", (int)tt_cuda_attention_math(), (int)want[high]);
+    }
+}
+
 START_TEST(test_attention_override)
 {
     NEED_GPU();
@@ -1138,25 +1150,14 @@ START_TEST(test_attention_override)
         {"mma", TABLE, TABLE}, {"mma-", TABLE, TABLE},
     };
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
-        setenv("TT_CUDA_ATTN", CASES[k].env, 1);
-        for (int high = 0; high <= 1; high++) {
-            const int i = high ? CASES[k].high : CASES[k].highest;
-            gpu->set_matmul_precision(high);
-            ck_assert_msg(tt_cuda_attention_math() == by[i == TABLE ? 6 + high : i],
-                          "TT_CUDA_ATTN=%s at %s: arithmetic %d", CASES[k].env,
-                          high ? "high" : "highest", (int)tt_cuda_attention_math());
-        }
+        const int i[2] = {CASES[k].highest, CASES[k].high};
+        expect_attention_math(CASES[k].env,
+                              (tt_cuda_attn_math[2]){by[i[0] == TABLE ? 6 : i[0]],
+                                                     by[i[1] == TABLE ? 7 : i[1]]});
     }
     /* the names the attention tests' messages give their arithmetic (gpu_check reads them) */
-    for (int m = 0; m < N_MATHS; m++) {
-        setenv("TT_CUDA_ATTN", MATHS[m].env, 1);
-        for (int high = 0; high <= 1; high++) {
-            gpu->set_matmul_precision(high);
-            ck_assert_msg(tt_cuda_attention_math() == MATHS[m].math,
-                          "TT_CUDA_ATTN=%s (%s) at %s: arithmetic %d", MATHS[m].env,
-                          MATHS[m].name, high ? "high" : "highest", (int)tt_cuda_attention_math());
-        }
-    }
+    for (int m = 0; m < N_MATHS; m++)
+        expect_attention_math(MATHS[m].env, (tt_cuda_attn_math[2]){MATHS[m].math, MATHS[m].math});
     unsetenv("TT_CUDA_ATTN");
     gpu->set_matmul_precision(false);
     ck_assert_int_eq(tt_cuda_attention_math(), by[6]);
