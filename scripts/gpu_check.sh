@@ -32,7 +32,8 @@
 #                (TT_CUDA_ATTN) at both precisions, the fastest named, and wide again with
 #                the Linears' bias outside cuBLASLt's epilogue (TT_CUDA_LT=0, the column
 #                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary;
-#                an arithmetic that failed the cuda step of the same call is left out
+#                an arithmetic that failed the cuda step of the same call is left out; base's
+#                pick kept in build/gpu_check.pick for GPU_CHECK_ATTN=picked (below)
 #     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
 #                (the attention cases cut to one scale, the unpacked layout and 4 of the 7
 #                backward subsets, which still run every kernel variant: in full, the suite
@@ -68,6 +69,10 @@
 #                       minutes a command): a step that would pass it is cut short (FAIL, timed
 #                       out) or not started (SKIP). Run the rest in another call (below)
 #     GPU_CHECK_SANITIZE_CASE  CK_RUN_CASE for the sanitizer steps (e.g. attention), else all
+#     GPU_CHECK_ATTN=picked  the bench and profile steps run under TT_CUDA_ATTN=<the pick> that
+#                       the attention step of this call or of an earlier one on this machine
+#                       kept in build/gpu_check.pick (backend.cu's own where none is kept: the
+#                       summary says which); not with TT_CUDA_ATTN set too (exit 2)
 #     GPU_CHECK_NCU_MATHS  the arithmetics attention-ncu profiles (default "wide pipelined
 #                       3xtf32 tf32 mma-3xtf32 mma-tf32"; each up to 150 s): e.g.
 #                       "mma-3xtf32 mma-tf32", the ones the precisions would use
@@ -92,39 +97,41 @@
 # starts with under 4 minutes left), where it had 30 before; a machine goes back 30 s after a
 # call, so a second call made at once finds it warm, with build/cuda still there. One call
 # runs at most 600 s and brings back 8 files (summary.txt and one log a step). Timings of
-# 2026-11-24 (H100): a start about 30-60 s, build 17 s (73 s on 2 cores here), build cuda
-# train dump memcheck racecheck attention 397 s with racecheck cut at its 300 s, bench 392 s
-# (246 s with torch.compile on base's rows alone). So two calls, the second at once, each with
-# carry [".device"] and timeout_s 600:
-#   1. source .device/env.sh && GPU_CHECK_BUDGET=480 scripts/gpu_check.sh build cuda train \
+# 2026-11-24 (H100): a start about 30-60 s, each call about 28 s beyond its command, build 17 s
+# (before attention_mma.cu, whose float32 object alone takes 25 s with nvcc --threads), build
+# cuda train dump memcheck racecheck attention 397 s with racecheck cut at its 300 s, bench
+# 392 s (246 s with torch.compile on base's rows alone). So two calls, each with carry
+# [".device"] and timeout_s 600, both commands written down before the first:
+#   1. source .device/env.sh && GPU_CHECK_BUDGET=450 scripts/gpu_check.sh build cuda train \
 #        dump memcheck attention racecheck   (correctness first, then which attention is
 #        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
 #      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
 #        arithmetic in base's whole step at each precision (at highest of wide, pipelined,
 #        3xtf32 and mma-3xtf32 only; 6101217 made the cp.async ones stage several chunks
-#        ahead, and attention_mma.cu's mma.sync kernels are new: both untimed).
-#        Copy it into call 2's command as it stands: no file to edit between the calls, whose
-#        machine goes back 30 s after call 1 (a fresh start costs a minute of the 15). An
-#        arithmetic that failed the cuda step of the same call is neither timed nor picked
-#        (each attention arithmetic is a test of its own, its failures tagged e.g.
-#        "[TT_CUDA_ATTN=mma-tf32]"; the summary names them); where a failure names none (a
-#        crash, a timeout), the summary says so: read cuda_suite.log before taking the pick.
-#   2. source .device/env.sh && TT_CUDA_ATTN=<the pick> GPU_CHECK_BUDGET=300 \
+#        ahead, and attention_mma.cu's mma.sync kernels are new: both untimed), and keeps it
+#        in build/gpu_check.pick on that machine. An arithmetic that failed the cuda step of
+#        the same call is neither timed nor picked (each attention arithmetic is a test of its
+#        own, its failures tagged e.g. "[TT_CUDA_ATTN=mma-tf32]"; the summary names them);
+#        where a failure names none (a crash, a kernel outside attention), the pick is not
+#        kept: read cuda_suite.log.
+#   2. At once, without reading call 1's output first (read it while call 2 runs: the machine
+#      goes back 30 s after a call, and a fresh start costs a minute or two of the 15):
+#      source .device/env.sh && GPU_CHECK_ATTN=picked GPU_CHECK_BUDGET=280 \
 #        scripts/gpu_check.sh build bench
-#        (the step starts no torch.compile run past its budget; base's compiled rows go first;
-#        the table's first line names the attention ours ran). After the GPU: write the pick
-#        into backend.cu's ATTN_MATH_HIGHEST and ATTN_MATH_HIGH (and test_matmul_precision's
-#        assertion), so that the default is what was timed
-#      But where call 1's "attention in the step" table shows base still missing its targets
-#        with the fastest arithmetic (PyTorch on base, H100, 2026-11-24 and 25: eager 130.6 ms
-#        at highest and 54.7 at high, torch.compile 120.0 and 44.1; so ours must be at most
-#        130.6 and 54.7 ms), the bench would only repeat the miss: make call 2
-#        GPU_CHECK_NCU_MATHS="<the pick's two>" GPU_CHECK_BUDGET=420 scripts/gpu_check.sh
-#        build attention-ncu, whose stall reasons say where the attention's time goes (by the
-#        2026-11-25 figures a TF32 forward block of base took about 46 us for its 16 chunks,
-#        several times what one round trip to memory a chunk explains), and leave the bench
-#        to a later session.
-# and, only if a third call would still find more than 5 minutes: build attention-ncu profile.
+#      (the bench under call 1's pick, or backend.cu's own where none was kept, as the summary
+#      and the table's first line say; the step starts no torch.compile run past its budget,
+#      and base's compiled rows go first). The bench times PyTorch on the same GPU in the same
+#      run, which is what base's targets are measured against: PyTorch's figures on the H100
+#      of 2026-11-24/25 (eager 130.6 ms at highest and 54.7 at high, torch.compile 120.0 and
+#      44.1) do not hold on an H200.
+#   Afterwards: write the pick into backend.cu's ATTN_MATH_HIGHEST and ATTN_MATH_HIGH (and
+#   test_matmul_precision's assertion), so that the default is what was timed. Where base
+#   still misses its targets, a later GPU session's call 2 is `GPU_CHECK_NCU_MATHS="<the pick's
+#   two>" GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build attention-ncu`, whose stall reasons
+#   say where the attention's time goes (by the 2026-11-25 figures a TF32 forward block of base
+#   took about 46 us for its 16 chunks, several times what one round trip to memory a chunk
+#   explains). 60 + 478 + 308 s leaves under a minute of the 15 for the time between the calls:
+#   no third call.
 # Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
 set -uo pipefail
 
@@ -161,6 +168,44 @@ trap 'rm -rf "$TMP"' EXIT
 deadline=$((SECONDS + ${GPU_CHECK_BUDGET:-$((EMU == 1 ? 1800 : 540))}))
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
+
+# The attention step keeps base's pick (attention_steps.sh's "pick base: TT_CUDA_ATTN=H/L") in
+# PICK_FILE, which stays on the machine between two calls (OUT does not); GPU_CHECK_ATTN=picked
+# runs the bench and profile steps under it (picked_attn), so that call 2's command needs
+# nothing from call 1's output
+PICK_FILE=build/gpu_check.pick
+ATTN_RE='[a-z0-9-]\{1,\}'
+case "${GPU_CHECK_ATTN:-}" in
+'') ;;
+picked)
+    if [ -n "${TT_CUDA_ATTN:-}" ]; then
+        echo "gpu_check: GPU_CHECK_ATTN=picked and TT_CUDA_ATTN=$TT_CUDA_ATTN: give one" >&2
+        exit 2
+    fi
+    ;;
+*)
+    echo "gpu_check: GPU_CHECK_ATTN=$GPU_CHECK_ATTN: 'picked' (the attention step's pick," \
+        "kept on this machine by an earlier call) or unset" >&2
+    exit 2
+    ;;
+esac
+picked_said=0
+picked_attn() {
+    [ "${GPU_CHECK_ATTN:-}" = picked ] || return 0
+    local pick=
+    [ -f "$PICK_FILE" ] && pick=$(grep -x "$ATTN_RE/$ATTN_RE" "$PICK_FILE" | head -1)
+    if [ "$picked_said" = 0 ]; then
+        picked_said=1
+        if [ -n "$pick" ]; then
+            say "GPU_CHECK_ATTN=picked: TT_CUDA_ATTN=$pick, the attention step's pick of" \
+                "$(date -u -r "$PICK_FILE" '+%H:%M:%S UTC') on this machine"
+        else
+            say "GPU_CHECK_ATTN=picked: no pick kept on this machine (a fresh one, or the" \
+                "attention step picked none): backend.cu's own arithmetics"
+        fi
+    fi
+    [ -z "$pick" ] || export TT_CUDA_ATTN=$pick
+}
 
 # ---- the table's rows, and running one step ---------------------------------------------------
 names=() statuses=() secs=() logs=()
@@ -518,7 +563,7 @@ if wanted attention; then
         # the whole step of base with each arithmetic: is matmul_precision's pick the fastest?
         if built "$BIN/bench_step" "attention in the step" "$log"; then
             # what failed the cuda suite in this call is neither timed nor picked
-            skip=
+            skip= keep_pick=1
             if [ "$cuda_ran" != 1 ]; then
                 say "attention in the step: the cuda step did not run in this call, so no" \
                     "arithmetic is left out of the pick for failing it"
@@ -526,6 +571,7 @@ if wanted attention; then
                 skip=$(failed_maths)
                 say "attention in the step: the cuda suite failed, naming: ${skip:-nothing}"
                 case " $skip " in *" ? "* | "  ")
+                    keep_pick=0
                     say "  (a failure without an arithmetic's name: read cuda_suite.log" \
                         "before taking the pick)" ;;
                 esac
@@ -536,6 +582,17 @@ if wanted attention; then
             awk '/^config +precision/ { n = NR } { line[NR] = $0 }
                  END { if (n) for (i = n; i <= NR; i++) if (line[i] !~ /^\+ /) print line[i] }' \
                 "$log" | tee -a "$SUMMARY"
+            # kept on this machine for a later call's GPU_CHECK_ATTN=picked (not under OUT,
+            # which the device tool empties before each command); not where a failure of the
+            # cuda step names no arithmetic (the pick may be fast at wrong numbers)
+            pick=$(sed -n "s|^pick base: TT_CUDA_ATTN=\($ATTN_RE/$ATTN_RE\)\$|\1|p" "$log" |
+                tail -1)
+            rm -f "$PICK_FILE"
+            if [ -n "$pick" ] && [ "$keep_pick" = 1 ]; then
+                echo "$pick" >"$PICK_FILE" && say "attention: pick $pick kept in $PICK_FILE"
+            elif [ -n "$pick" ]; then
+                say "attention: pick $pick not kept for GPU_CHECK_ATTN=picked (above)"
+            fi
         fi
     fi
 fi
@@ -587,6 +644,7 @@ if wanted bench; then
     elif [ "$gpu" != 1 ] && [ "$CUDA" = 1 ]; then
         record bench SKIP 0 "$log (no GPU)"
     elif built "$BIN/bench_step" bench "$log"; then
+        picked_attn
         # gpu_bench.sh starts no torch.compile run past GPU_BENCH_BUDGET seconds: the step's
         # limit less a minute for the run under way and the table, so that the table is made
         cap=480 left=$((deadline - SECONDS - 15))
@@ -612,6 +670,7 @@ if wanted profile; then
     elif [ ! -x "$ncu" ]; then
         record profile SKIP 0 "$log (ncu not found)"
     elif built "$BIN/bench_step" profile "$log"; then
+        picked_attn
         : >"$LOGS/profile.txt"
         for c in tiny small medium; do
             step "profile $c" "$log" 240 "$ncu" --clock-control none --csv --page raw \
