@@ -9,11 +9,13 @@
 # eager; base >= 1x eager and ours ms <= 1.25 x torch.compile's; PASS or FAIL per row (n/a
 # when a time is missing).
 #   bench/gpu_bench.sh [BENCH_STEP] [--configs LIST] [--precisions LIST] [--compile-rows LIST]
-#                      [--warmup N] [--steps N] [--threads N]
+#                      [--warmup N] [--steps N] [--threads N] [--one-stream yes|no]
 # --compile-rows: the rows PyTorch also runs compiled (default all; "none"). Each compile takes
 #   tens of seconds: the compiled runs come after all the others, base's first (its target
 #   needs them), and one starts only while GPU_BENCH_BUDGET (seconds since the start, default
 #   420) has 30 s left, with the rest as its time limit; a row left out shows why.
+# --one-stream no: without ours's runs on one stream (the column '-'): 8 runs fewer, about 20 s
+#   of a device call (scripts/gpu_check.sh's bench step, where base's compiled rows need them).
 # GPU_BENCH_DEVICE=cpu: a dry run of the same pipeline on the CPU (build/bench_step, PyTorch
 #   --device cpu, the gemm peak at 1024^3, 2 warm-up steps) to check the parsing and the table
 #   without a GPU: GPU_BENCH_DEVICE=cpu bench/gpu_bench.sh --configs "tiny small" --steps 5
@@ -32,6 +34,7 @@ CONFIGS="tiny small medium base"
 PRECISIONS="highest high"
 COMPILE_ROWS=all
 THREADS=2
+ONE_STREAM=yes
 # Warm-up and timed steps per row unless given: tiny 20 + 200, base 5 + 20, the others
 # 10 + 50; PyTorch runs ours's counts (compiled: at least 2 warm-up steps, the compile in them).
 WARMUP=
@@ -44,9 +47,10 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --one-stream) ONE_STREAM=$2; shift 2 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "gpu_bench.sh: unknown option $1. HINT: --configs --precisions --compile-rows" \
-             "--warmup --steps --threads" >&2
+             "--warmup --steps --threads --one-stream" >&2
         exit 2 ;;
     *) BIN=$1; shift ;;
     esac
@@ -62,6 +66,9 @@ for p in $PRECISIONS; do
         echo "gpu_bench.sh: --precisions: '$p' is not highest or high" >&2; exit 2 ;;
     esac
 done
+case "$ONE_STREAM" in yes | no) ;; *)
+    echo "gpu_bench.sh: --one-stream: '$ONE_STREAM' is not yes or no" >&2; exit 2 ;;
+esac
 [ "$COMPILE_ROWS" = all ] && COMPILE_ROWS=$CONFIGS
 [ "$COMPILE_ROWS" = none ] && COMPILE_ROWS=
 BUDGET=${GPU_BENCH_BUDGET:-420}
@@ -170,8 +177,11 @@ for c in $CONFIGS; do
             --threads "$THREADS" --warmup "$w" --steps "$n"
         run "ours $c $p" 300 "$BIN" "$@"
         eval "OURS_${i}_$j=\$LAST"
-        run "ours $c $p, one stream" 300 env TT_CUDA_STREAMS=1 "$BIN" "$@"
-        eval "ONE_${i}_$j=\$LAST"
+        eval "ONE_${i}_$j="
+        if [ "$ONE_STREAM" = yes ]; then
+            run "ours $c $p, one stream" 300 env TT_CUDA_STREAMS=1 "$BIN" "$@"
+            eval "ONE_${i}_$j=\$LAST"
+        fi
         run "torch eager $c $p" 300 "$PY" "$HERE/bench_torch.py" --spec "$spec" \
             --device "$DEVICE" --precision "$p" --threads "$THREADS" --warmup "$w" --steps "$n"
         eval "EAGER_${i}_$j=\$LAST"
@@ -288,9 +298,11 @@ trap 'rm -f "$TABLE"' EXIT
         done
     done
     echo
-    echo "ms: median per step; one stream: ours with TT_CUDA_STREAMS=1 (a captured step" \
-         "without its second stream; ours is the default, two); ours tok/s = B*T / ours ms; vs" \
-         "eager, vs compile: PyTorch's ms / ours (above 1: ours is faster)."
+    ONE="ours with TT_CUDA_STREAMS=1 (a captured step without its second stream; ours is the"
+    ONE="$ONE default, two)"
+    [ "$ONE_STREAM" = yes ] || ONE="not run (--one-stream no)"
+    echo "ms: median per step; one stream: $ONE; ours tok/s = B*T / ours ms; vs eager, vs" \
+         "compile: PyTorch's ms / ours (above 1: ours is faster)."
     echo "device MB, not one measure: ours is the device's free memory (cudaMemGetInfo) before" \
          "the run allocates minus after its timed steps, everything the run holds (parameters," \
          "gradients, AdamW's moments, the step arena, cuBLAS's workspace; the CUDA context left" \

@@ -51,11 +51,12 @@
 #                to them. SKIP as profile
 #     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
-#                torch.compile, tiny small medium base, matmul precision highest and high;
-#                about 8 minutes): its lines in bench.log, its table in gpu_bench.txt and the
-#                summary; missed targets do not fail the step, a failed run does. It does not
-#                fit the budget beside the other steps (it is skipped then): run it in a call
-#                of its own after a build, `scripts/gpu_check.sh build bench` (below)
+#                torch.compile, tiny small medium base, matmul precision highest and high,
+#                without ours's one-stream column; about 8 minutes): its lines in bench.log,
+#                its table in gpu_bench.txt and the summary; missed targets do not fail the
+#                step, a failed run does. It does not fit the budget beside the other steps
+#                (it is skipped then): run it in a call of its own after a build,
+#                `scripts/gpu_check.sh build bench` (below)
 #     profile    ncu (Nsight Compute, --clock-control none) over bench_step's tiny, small and
 #                medium at matmul precision highest, 1 + 2 steps: each kernel's launches and
 #                microseconds per step (bench/ncu_table.py), in profile.txt and the summary;
@@ -102,7 +103,7 @@
 # cuda train dump memcheck racecheck attention 397 s with racecheck cut at its 300 s, bench
 # 392 s (246 s with torch.compile on base's rows alone). So two calls, each with carry
 # [".device"] and timeout_s 600, both commands written down before the first:
-#   1. source .device/env.sh && GPU_CHECK_BUDGET=450 scripts/gpu_check.sh build cuda train \
+#   1. source .device/env.sh && GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build cuda train \
 #        dump memcheck attention racecheck   (correctness first, then which attention is
 #        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
 #      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
@@ -116,7 +117,7 @@
 #        kept: read cuda_suite.log.
 #   2. At once, without reading call 1's output first (read it while call 2 runs: the machine
 #      goes back 30 s after a call, and a fresh start costs a minute or two of the 15):
-#      source .device/env.sh && GPU_CHECK_ATTN=picked GPU_CHECK_BUDGET=280 \
+#      source .device/env.sh && GPU_CHECK_ATTN=picked GPU_CHECK_BUDGET=310 \
 #        scripts/gpu_check.sh build bench
 #      (the bench under call 1's pick, or backend.cu's own where none was kept, as the summary
 #      and the table's first line say; the step starts no torch.compile run past its budget,
@@ -130,8 +131,10 @@
 #   two>" GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build attention-ncu`, whose stall reasons
 #   say where the attention's time goes (by the 2026-11-25 figures a TF32 forward block of base
 #   took about 46 us for its 16 chunks, several times what one round trip to memory a chunk
-#   explains). 60 + 478 + 308 s leaves under a minute of the 15 for the time between the calls:
-#   no third call.
+#   explains). 60 + 448 + 338 s leaves about a minute of the 15 for the time between the
+#   calls: no third call. Call 2's 310 s: stop 28's bench with base's rows alone compiled took
+#   246 s, about 90 of them the two compiles, which start only while the bench's budget (the
+#   step's less 60 s) has 30 s left; the step leaves out ours's one-stream runs (20 s).
 # Exit status: 0 all passed; 1 a step failed; 3 none failed but some were skipped; 2 usage.
 set -uo pipefail
 
@@ -649,8 +652,10 @@ if wanted bench; then
         # limit less a minute for the run under way and the table, so that the table is made
         cap=480 left=$((deadline - SECONDS - 15))
         [ "$cap" -le "$left" ] || cap=$left
+        # without ours's one-stream runs (known to gain 1-10%: bench/RESULTS.md), whose 20 s
+        # base's compiled rows need more in a call of the device tool
         run=(env GPU_BENCH_BUDGET=$((cap - 60)) OUT="$TMP/bench" bench/gpu_bench.sh
-             "$BIN/bench_step")
+             "$BIN/bench_step" --one-stream no)
         [ "$CUDA" = 1 ] || run=(env GPU_BENCH_DEVICE=cpu "${run[@]:1}" --configs tiny --steps 5)
         step bench "$log" "$cap" "${run[@]}"
         if [ -f "$TMP/bench/gpu_bench.txt" ]; then
