@@ -34,11 +34,13 @@
 #                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary;
 #                an arithmetic that failed the cuda step of the same call is left out; base's
 #                pick kept in build/gpu_check.pick for GPU_CHECK_ATTN=picked (below)
-#     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=1
-#                (the attention cases cut to one scale, the unpacked layout and 4 of the 7
-#                backward subsets, which still run every kernel variant: in full, the suite
-#                ran past 300 s on an H100, each launch far slower than under memcheck; on the
-#                emulated GPU the light attention case takes 50 s, 88 s with all 7 subsets);
+#     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=2
+#                (the attention cases cut to one scale, the unpacked layout, 4 of the 7
+#                backward subsets, which still run every kernel variant, and 2 of the 8
+#                option sets, none and causal + padding + dropout, which still take every
+#                branch: test_cuda.c's light(); in full, the suite ran past 300 s on an H100,
+#                each launch far slower than under memcheck; on the emulated GPU the attention
+#                case takes 15 s so cut, 57 s at TT_CUDA_TEST_LIGHT=1 (every option set));
 #                either sanitizer step SKIPs when the tool refuses the GPU ("Device not
 #                supported", as on a gVisor machine). It runs after attention: its time is the
 #                least known (cut at its 300 s on 2026-11-24, before the light cut)
@@ -447,7 +449,7 @@ sanitize() {
     local tool=$1 log=$LOGS/$1.log san envs=(CK_FORK=no)
     : >"$log"
     [ -n "${GPU_CHECK_SANITIZE_CASE:-}" ] && envs+=("CK_RUN_CASE=$GPU_CHECK_SANITIZE_CASE")
-    [ "$tool" = racecheck ] && envs+=(TT_CUDA_TEST_LIGHT=1)
+    [ "$tool" = racecheck ] && envs+=(TT_CUDA_TEST_LIGHT=2)
     san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     if [ "$EMU" = 1 ]; then
         record "$tool" SKIP 0 "$log (emulated GPU)"

@@ -830,16 +830,22 @@ static void fill_pad(int32_t *pad, int B, int T)
     if (T > 2) pad[1] = 3;
 }
 
-/* TT_CUDA_TEST_LIGHT=1 (scripts/gpu_check.sh's racecheck, which runs each launch far slower):
+/* TT_CUDA_TEST_LIGHT=1 (for a compute-sanitizer tool, which runs each launch far slower):
  * the unpacked cases with the first scale only, each arithmetic over every combination of
  * causal, padding and dropout and every shape (the packed layout changes only strides); the
  * backward for dq alone, dk alone, dv alone and all three, which run every variant of its two
  * kernels (dq's with dq, ds or both to write; dkv's with dk, dv or both), 4 of the 7 subsets:
- * 7 launches a case where all 7 subsets made 13. */
-static bool light(void)
+ * 7 launches a case where all 7 subsets made 13. TT_CUDA_TEST_LIGHT=2 (scripts/gpu_check.sh's
+ * racecheck, whose hazards are a block's shared-memory accesses on either side of a barrier):
+ * the same with two option sets of the 8, none (0) and causal, padding and dropout together
+ * (7), which still take every branch of the kernels' staging, masking and tile skipping, on
+ * every shape (each head size's instantiation, partial and several tiles): a quarter of 1's
+ * launches. */
+static int light(void)
 {
     const char *e = getenv("TT_CUDA_TEST_LIGHT");
-    return e && *e && strcmp(e, "0") != 0;
+    if (!e || !*e || strcmp(e, "0") == 0) return 0;
+    return strcmp(e, "2") == 0 ? 2 : 1;
 }
 
 /* One size, option set (bit 0 causal, 1 padding, 2 dropout 0.3; opt / 8 the scale) and
@@ -947,7 +953,8 @@ static void attention_cases(int m, bool packed)
     for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++) {
         /* past 256 keys every third set too, which still covers each combination */
         const int big = ATT[s].T > 256 ? 3 : 1, step = MATHS[m].opt_step;
-        for (int opt = 0; opt < opts; opt += light() ? 1 : step > big ? step : big)
+        const int next = light() == 2 ? 7 : light() ? 1 : step > big ? step : big;
+        for (int opt = 0; opt < opts; opt += next)
             attention_case(s, opt, packed, math);
         check_residency(s, math);
     }
