@@ -104,7 +104,8 @@
 # (before attention_mma.cu, whose float32 object alone takes 25 s with nvcc --threads), build
 # cuda train dump memcheck racecheck attention 397 s with racecheck cut at its 300 s, bench
 # 392 s (246 s with torch.compile on base's rows alone). So two calls, each with carry
-# [".device"] and timeout_s 600, both commands written down before the first:
+# [".device"], timeout_s 600 and no kind (a kind other than the one held starts a bare
+# machine), both commands written down before the first:
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build cuda train \
 #        dump memcheck attention racecheck   (correctness first, then which attention is
 #        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
