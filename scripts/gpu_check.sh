@@ -21,7 +21,6 @@
 #                resumed on the other for a third epoch: valid_loss within 1e-3
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
-#     memcheck   compute-sanitizer --tool memcheck over build/cuda/check_f32 cuda (CK_FORK=no)
 #     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores
 #                staged by the threads or by cp.async, 3xTF32, TF32, and the last two again
 #                through mma.sync, scores in registers: attention_mma.cu) forward and backward on
@@ -34,16 +33,20 @@
 #                wide-nolt: what the epilogue saves) (about 90 s), its table in the summary;
 #                an arithmetic that failed the cuda step of the same call is left out; base's
 #                pick kept in build/gpu_check.pick for GPU_CHECK_ATTN=picked (below)
-#     racecheck  compute-sanitizer --tool racecheck over the same with TT_CUDA_TEST_LIGHT=2
-#                (the attention cases cut to one scale, the unpacked layout, 4 of the 7
-#                backward subsets, which still run every kernel variant, and 2 of the 8
-#                option sets, none and causal + padding + dropout, which still take every
-#                branch: test_cuda.c's light(); in full, the suite ran past 300 s on an H100,
-#                each launch far slower than under memcheck; on the emulated GPU the attention
-#                case takes 15 s so cut, 57 s at TT_CUDA_TEST_LIGHT=1 (every option set));
-#                either sanitizer step SKIPs when the tool refuses the GPU ("Device not
-#                supported", as on a gVisor machine). It runs after attention: its time is the
-#                least known (cut at its 300 s on 2026-11-24, before the light cut)
+#     racecheck  compute-sanitizer --tool racecheck over build/cuda/check_f32 cuda (CK_FORK=no)
+#                with TT_CUDA_TEST_LIGHT=2 (the attention cases cut to one scale, the unpacked
+#                layout, 4 of the 7 backward subsets, which still run every kernel variant, and
+#                2 of the 8 option sets, none and causal + padding + dropout, which still take
+#                every branch: test_cuda.c's light(); in full, the suite ran past 300 s on an
+#                H100, each launch far slower than under memcheck; on the emulated GPU the
+#                attention case takes 15 s so cut, 57 s at TT_CUDA_TEST_LIGHT=1)
+#     memcheck   compute-sanitizer --tool memcheck over the same with TT_CUDA_TEST_LIGHT=1
+#                (every option set; the packed layout, whose strides alone differ, is left to
+#                the emulated GPU, which stops at any access past a device buffer). Either
+#                sanitizer step SKIPs when the tool refuses the GPU ("Device not supported", as
+#                on a gVisor machine). The sanitizers run after attention, whose pick call 2
+#                needs: their times are the least known (racecheck cut at its 300 s on
+#                2026-11-24, before the light cuts), and they get what is left of the budget
 #     attention-ncu  ncu over the fused attention kernels of bench_step base's first step
 #                (12 forward launches, 3 each of dq and dkv), once per arithmetic (TT_CUDA_ATTN
 #                wide, pipelined, 3xtf32, tf32, mma-3xtf32, mma-tf32): time, SM and memory
@@ -107,8 +110,9 @@
 # [".device"], timeout_s 600 and no kind (a kind other than the one held starts a bare
 # machine), both commands written down before the first:
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build cuda train \
-#        dump memcheck attention racecheck   (correctness first, then which attention is
-#        fastest and what cuBLASLt's bias epilogue saves; racecheck gets what is left: 8 files)
+#        dump attention racecheck memcheck   (correctness first, then which attention is
+#        fastest and what cuBLASLt's bias epilogue saves; the sanitizers get what is left,
+#        racecheck first, which has never run whole on the attention kernels: 8 files)
 #      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
 #        arithmetic in base's whole step at each precision (at highest of wide, pipelined,
 #        3xtf32 and mma-3xtf32 only; 6101217 made the cp.async ones stage several chunks
@@ -142,7 +146,7 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda train dump memcheck attention racecheck attention-ncu suites bench profile)
+ALL_STEPS=(build cuda train dump attention racecheck memcheck attention-ncu suites bench profile)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -450,7 +454,7 @@ sanitize() {
     local tool=$1 log=$LOGS/$1.log san envs=(CK_FORK=no)
     : >"$log"
     [ -n "${GPU_CHECK_SANITIZE_CASE:-}" ] && envs+=("CK_RUN_CASE=$GPU_CHECK_SANITIZE_CASE")
-    [ "$tool" = racecheck ] && envs+=(TT_CUDA_TEST_LIGHT=2)
+    envs+=("TT_CUDA_TEST_LIGHT=$([ "$tool" = racecheck ] && echo 2 || echo 1)")
     san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     if [ "$EMU" = 1 ]; then
         record "$tool" SKIP 0 "$log (emulated GPU)"
@@ -555,8 +559,6 @@ if wanted dump; then
     fi
 fi
 
-wanted memcheck && sanitize memcheck
-
 if wanted attention; then
     log=$LOGS/attention.log
     : >"$log"
@@ -604,6 +606,7 @@ if wanted attention; then
 fi
 
 wanted racecheck && sanitize racecheck
+wanted memcheck && sanitize memcheck
 
 if wanted attention-ncu; then
     log=$LOGS/attention_ncu.log

@@ -830,7 +830,7 @@ static void fill_pad(int32_t *pad, int B, int T)
     if (T > 2) pad[1] = 3;
 }
 
-/* TT_CUDA_TEST_LIGHT=1 (for a compute-sanitizer tool, which runs each launch far slower):
+/* TT_CUDA_TEST_LIGHT=1 (scripts/gpu_check.sh's memcheck, which runs each launch far slower):
  * the unpacked cases with the first scale only, each arithmetic over every combination of
  * causal, padding and dropout and every shape (the packed layout changes only strides); the
  * backward for dq alone, dk alone, dv alone and all three, which run every variant of its two
