@@ -123,7 +123,9 @@
 #        where a failure names none (a crash, a kernel outside attention), the pick is not
 #        kept: read cuda_suite.log.
 #   2. At once, without reading call 1's output first (read it while call 2 runs: the machine
-#      goes back 30 s after a call, and a fresh start costs a minute or two of the 15):
+#      goes back 30 s after a call, and a fresh start costs a minute or two of the 15); only
+#      call 1's reply's lease.budget_left_s: where it is under 370, GPU_CHECK_BUDGET is that
+#      less 60 (a call past the session's time is lost whole, the table printed last with it):
 #      source .device/env.sh && GPU_CHECK_ATTN=picked GPU_CHECK_BUDGET=310 \
 #        scripts/gpu_check.sh build bench
 #      (the bench under call 1's pick, or backend.cu's own where none was kept, as the summary
