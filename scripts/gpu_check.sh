@@ -183,8 +183,8 @@ say() { echo "$*" | tee -a "$SUMMARY"; }
 
 # The attention step keeps base's pick (attention_steps.sh's "pick base: TT_CUDA_ATTN=H/L") in
 # PICK_FILE, which stays on the machine between two calls (OUT does not); GPU_CHECK_ATTN=picked
-# runs the bench and profile steps under it (picked_attn), so that call 2's command needs
-# nothing from call 1's output
+# runs the bench and profile steps under it (picked_attn, once, before them), so that call 2's
+# command needs nothing from call 1's output
 PICK_FILE=build/gpu_check.pick
 ATTN_RE='[a-z0-9-]\{1,\}'
 case "${GPU_CHECK_ATTN:-}" in
@@ -201,22 +201,18 @@ picked)
     exit 2
     ;;
 esac
-picked_said=0
 picked_attn() {
     [ "${GPU_CHECK_ATTN:-}" = picked ] || return 0
     local pick=
     [ -f "$PICK_FILE" ] && pick=$(grep -x "$ATTN_RE/$ATTN_RE" "$PICK_FILE" | head -1)
-    if [ "$picked_said" = 0 ]; then
-        picked_said=1
-        if [ -n "$pick" ]; then
-            say "GPU_CHECK_ATTN=picked: TT_CUDA_ATTN=$pick, the attention step's pick of" \
-                "$(date -u -r "$PICK_FILE" '+%H:%M:%S UTC') on this machine"
-        else
-            say "GPU_CHECK_ATTN=picked: no pick kept on this machine (a fresh one, or the" \
-                "attention step picked none): backend.cu's own arithmetics"
-        fi
+    if [ -n "$pick" ]; then
+        export TT_CUDA_ATTN=$pick
+        say "GPU_CHECK_ATTN=picked: TT_CUDA_ATTN=$pick, the attention step's pick of" \
+            "$(date -u -r "$PICK_FILE" '+%H:%M:%S UTC') on this machine"
+    else
+        say "GPU_CHECK_ATTN=picked: no pick kept on this machine (a fresh one, or the" \
+            "attention step picked none): backend.cu's own arithmetics"
     fi
-    [ -z "$pick" ] || export TT_CUDA_ATTN=$pick
 }
 
 # ---- the table's rows, and running one step ---------------------------------------------------
@@ -647,6 +643,10 @@ if wanted suites; then
     done
 fi
 
+# after the attention step (a pick of this call counts) and the suites (which it must not
+# change), before the two steps that run under it
+if wanted bench || wanted profile; then picked_attn; fi
+
 if wanted bench; then
     log=$LOGS/bench.log
     : >"$log"
@@ -655,7 +655,6 @@ if wanted bench; then
     elif [ "$gpu" != 1 ] && [ "$CUDA" = 1 ]; then
         record bench SKIP 0 "$log (no GPU)"
     elif built "$BIN/bench_step" bench "$log"; then
-        picked_attn
         # gpu_bench.sh starts no torch.compile run past GPU_BENCH_BUDGET seconds: the step's
         # limit less a minute for the run under way and the table, so that the table is made
         cap=480 left=$((deadline - SECONDS - 15))
@@ -683,7 +682,6 @@ if wanted profile; then
     elif [ ! -x "$ncu" ]; then
         record profile SKIP 0 "$log (ncu not found)"
     elif built "$BIN/bench_step" profile "$log"; then
-        picked_attn
         : >"$LOGS/profile.txt"
         for c in tiny small medium; do
             step "profile $c" "$log" 240 "$ncu" --clock-control none --csv --page raw \
