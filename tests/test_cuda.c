@@ -945,7 +945,7 @@ static void check_residency(int s, const char *math)
 /* arithmetic m over every shape (the tests' _i) */
 static void attention_cases(int m, bool packed)
 {
-    const int opts = light() ? 8 : 24;
+    const int lt = light(), opts = lt ? 8 : 24;
     char math[64];
     snprintf(math, sizeof math, "%s [TT_CUDA_ATTN=%s]", MATHS[m].name, MATHS[m].env);
     tt_cuda_attention_set_math(MATHS[m].math);
@@ -953,7 +953,7 @@ static void attention_cases(int m, bool packed)
     for (int s = 0; s < (int)(sizeof ATT / sizeof ATT[0]); s++) {
         /* past 256 keys every third set too, which still covers each combination */
         const int big = ATT[s].T > 256 ? 3 : 1, step = MATHS[m].opt_step;
-        const int next = light() == 2 ? 7 : light() ? 1 : step > big ? step : big;
+        const int next = lt == 2 ? 7 : lt ? 1 : step > big ? step : big;
         for (int opt = 0; opt < opts; opt += next)
             attention_case(s, opt, packed, math);
         check_residency(s, math);
