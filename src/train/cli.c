@@ -45,6 +45,10 @@ static const char USAGE[] =
     "                          written to FILE (safetensors), then exit\n"
     "  -h, --help              this text\n"
     "Every config key, its default and the outputs: README.md.\n";
+/* what a mistake on the command line prints after its message */
+static const char SHORT_USAGE[] =
+    "usage: ./train CONFIG.json [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite] "
+    "[--dump-first-step FILE]\nmore: ./train --help";
 
 /* The message of an error every process meets alike (the command line; a training error
  * the ranks agreed on): said once, by rank 0 (dist.h). */
@@ -127,17 +131,19 @@ int tt_train_main(int argc, char **argv)
         } else if (!strcmp(a, "--dump-first-step") && has_value) {
             dump = argv[++i];
         } else if (a[0] == '-') {
-            snprintf(err, sizeof err, "%s: unknown option or missing value\n%s", a, USAGE);
+            snprintf(err, sizeof err, "%s: unknown option or missing value\n%s", a,
+                     SHORT_USAGE);
             return fail(err);
         } else if (config) {
-            snprintf(err, sizeof err, "%s: a second config file (one is allowed)\n%s", a, USAGE);
+            snprintf(err, sizeof err, "%s: a second config file (one is allowed)\n%s", a,
+                     SHORT_USAGE);
             return fail(err);
         } else {
             config = a;
         }
     }
     if (!config) {
-        snprintf(err, sizeof err, "no config file given\n%s", USAGE);
+        snprintf(err, sizeof err, "no config file given\n%s", SHORT_USAGE);
         return fail(err);
     }
     if (overwrite && resume)

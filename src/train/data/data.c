@@ -213,11 +213,11 @@ static int read_split(tt_corpus *c, const tt_config *cfg, tt_split *s, const cha
     snprintf(s->path, sizeof s->path, "%s", path);
     char where[TT_CONFIG_PATH + 32];
     for (size_t at = 0; at < len && rc == 0; lineno++) {
-        const char *nl = memchr(buf + at, '\n', len - at);
-        size_t n = nl ? (size_t)(nl - (buf + at)) : len - at;
+        /* a line ends at LF, CRLF or a lone CR */
+        size_t n = strcspn(buf + at, "\r\n");
         snprintf(where, sizeof where, "%s:%d", path, lineno + 1);
         int r = parse_line(&l, c->task, buf + at, n, where, err, errlen);
-        at += n + 1;
+        at += n + 1 + (buf[at + n] == '\r' && buf[at + n + 1] == '\n');
         if (r < 0) rc = -1;
         if (r) continue;
         bool truncated = l.n_words > c->seq_len;

@@ -94,7 +94,7 @@ int tt_checkpoint_load(tt_run *r, const char *path, char *err, size_t errlen)
     tt_ckpt_info info;
     tt_params *ps = &r->model.params;
     /* the header and its values first: a file of the wrong run or size is refused unread */
-    if (tt_st_open(&f, path, err, errlen)) return -1;
+    if (tt_checkpoint_open(&f, path, err, errlen)) return -1;
     int rc = tt_checkpoint_check_meta(&f, path, &info, err, errlen);
     if (!rc) rc = tt_checkpoint_check_config(&r->cfg, tt_st_meta(&f, "config"), path, err, errlen);
     if (!rc) rc = tt_checkpoint_check_step(&info, path, r->steps_per_epoch, err, errlen);

@@ -9,6 +9,7 @@
 #include "train/run/run.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define FORMAT "tiny-transformer checkpoint 1"
 #define MAX_EPOCH 999999
@@ -49,6 +51,53 @@ static int meta_int(const tt_st_file *f, const char *key, long long max, long lo
     char allowed[64];
     snprintf(allowed, sizeof allowed, "an integer 0..%lld", max);
     return plain_int(s, max, out) ? 0 : bad_meta(path, key, s, allowed, err, errlen);
+}
+
+/* What a file that tt_st_open refused is, when its first 4 KiB make it plain: a JSON object
+ * with a data or model section (a config), other text, or NULL. A safetensors file starts
+ * with its header's length, 8 bytes little-endian, so never with text. */
+static const char *kind_of(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head, f), skip = n >= 3 && !memcmp(head, "\xEF\xBB\xBF", 3)
+                                                          ? 3 : 0;
+    const char *kind = n && tt_utf8_valid_prefix(head, n) + 3 >= n ? "a text file" : NULL;
+    for (size_t i = 0; kind && i < n; i++) /* a character may be cut at the end */
+        if ((unsigned char)head[i] < 0x20 && !isspace((unsigned char)head[i])) kind = NULL;
+    size_t first = skip;
+    while (first < n && isspace((unsigned char)head[first])) first++;
+    char *buf = NULL, why[256];
+    size_t len = 0;
+    if (kind && first < n && head[first] == '{' && !fseek(f, 0, SEEK_SET) &&
+        !tt_read_bounded(f, path, (size_t)1 << 20, "", &buf, &len, why, sizeof why)) {
+        cJSON *j = cJSON_Parse(buf + skip);
+        if (cJSON_IsObject(j) && (cJSON_HasObjectItem(j, "data") ||
+                                  cJSON_HasObjectItem(j, "model")))
+            kind = "a config";
+        cJSON_Delete(j);
+        free(buf);
+    }
+    fclose(f);
+    return kind;
+}
+
+int tt_checkpoint_open(tt_st_file *f, const char *path, char *err, size_t errlen)
+{
+    char why[1024];
+    if (tt_st_open(f, path, why, sizeof why) == 0) return 0;
+    struct stat st;
+    const char *kind = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tt_errorf(err, errlen, "%s is a folder, not a checkpoint\nHINT: a run's "
+                         "checkpoints are its folder's checkpoints/epoch_NNN.safetensors", path);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) kind = kind_of(path);
+    if (!kind) return tt_errorf(err, errlen, "%s", why);
+    return tt_errorf(err, errlen, "%s is %s, not a checkpoint (a safetensors file ./train "
+                     "writes)\nHINT: a checkpoint of a run of %s is in the run's folder "
+                     "(output.dir): checkpoints/epoch_NNN.safetensors", path, kind,
+                     !strcmp(kind, "a config") ? "this config" : "a config");
 }
 
 int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info *out,

@@ -206,6 +206,9 @@ typedef struct tt_ckpt_info {
     int64_t epoch_tokens;
     int64_t optim_step, rng_dropout, rng_mask; /* tt_checkpoint_check_data's */
 } tt_ckpt_info;
+/* tt_st_open, with a file that is plainly not a checkpoint named so: a folder, a config, other
+ * text ("PATH is a config, not a checkpoint" and a HINT). */
+int tt_checkpoint_open(tt_st_file *f, const char *path, char *err, size_t errlen);
 /* From the header alone (tt_st_open), before any data is read: format, config present, epoch
  * (0..999999) and step >= epoch (plain decimal integers), the mid-epoch pair (both or none;
  * epoch_loss_sum finite >= 0, epoch_tokens an integer). */

@@ -25,6 +25,9 @@
 /* predict --file: the longest line, in bytes (a sentence the model sees is data.seq_len words:
  * far less); a longer one, or a NUL byte, ends the command, so /dev/zero ends at once */
 #define LINE_MAX_BYTES ((size_t)1 << 20)
+/* generate --words: at most this many, or data.seq_len when that is more (each word is one
+ * forward pass of up to seq_len words) */
+#define MAX_WORDS 1000
 
 static const char USAGE[] =
     "usage: ./infer COMMAND CHECKPOINT [ARGUMENTS] [OPTIONS]\n"
@@ -50,14 +53,21 @@ static const char USAGE[] =
     "  --device cpu|cuda|guard    where the model runs (default cpu)\n"
     "  --threads N                CPU threads (default: the checkpoint's config; 0: all cores)\n"
     "  -h, --help                 this text\n"
-    "CK is a checkpoint written by ./train (RUN/checkpoints/epoch_NNN.safetensors); words it\n"
-    "does not know are fed as [UNK] and shown so. More: README.md, docs/design.md.\n";
+    "CK is a checkpoint written by ./train (RUN/checkpoints/epoch_NNN.safetensors). Words are\n"
+    "spelled as its training data are (lower case, punctuation dropped, when its vocabulary\n"
+    "has neither); words it does not know are fed as [UNK], named on stderr and shown so.\n"
+    "More: README.md, docs/design.md.\n";
+/* what a mistake on the command line prints after its message */
+static const char SHORT_USAGE[] =
+    "usage: ./infer maps|predict|generate|eval CHECKPOINT ARGUMENTS... [OPTIONS]\n"
+    "more: ./infer --help";
 
 typedef struct args {
     const char *cmd, *ckpt, *texts[MAX_TEXTS], *file, *out, *device, *threads;
     int n_texts, layer, head, top_k, words;
     double temperature;
     long long seed;
+    tt_use_spelling spelling; /* the checkpoint's (spell_texts) */
 } args;
 
 static int fail(const char *msg)
@@ -80,18 +90,36 @@ static int int_of(const char *opt, const char *s, long long lo, long long hi, lo
     return 0;
 }
 
+/* --device: a known device that this build has and this machine can run. */
+static int check_device(const char *name, char *err, size_t errlen)
+{
+    static const char *names[] = {"cpu", "cuda", "guard"};
+    static const tt_device devs[] = {TT_CPU, TT_CUDA, TT_GUARD};
+    int i = 0;
+    while (i < 3 && strcmp(name, names[i])) i++;
+    if (i == 3) return tt_errorf(err, errlen, "--device %s: allowed: cpu, cuda, guard", name);
+    char why[512];
+    if (tt_backend_open(devs[i], why, sizeof why)) return 0;
+    /* its message names the config key ("device \"cuda\": ..."), ours the option */
+    char *hint = strstr(why, " HINT:"), *what = strstr(why, "\": ");
+    if (hint) *hint = '\0';
+    return tt_errorf(err, errlen, "--device %s: %s\nHINT: --device cpu runs on the CPU%s", name,
+                     what && (!hint || what < hint) ? what + 3 : why,
+                     devs[i] == TT_CUDA ? "; a build with CUDA: make CUDA=1" : "");
+}
+
 static int parse(args *a, int argc, char **argv, char *err, size_t errlen)
 {
     *a = (args){.layer = -1, .head = -1, .top_k = -1, .words = 10, .temperature = 1,
                 .device = "cpu"};
     static const char *cmds[] = {"maps", "predict", "generate", "eval"};
-    if (argc < 2) return tt_errorf(err, errlen, "no command given\n%s", USAGE);
+    if (argc < 2) return tt_errorf(err, errlen, "no command given\n%s", SHORT_USAGE);
     a->cmd = argv[1];
     bool known = false;
     for (int i = 0; i < 4; i++) known |= !strcmp(a->cmd, cmds[i]);
     if (!known)
         return tt_errorf(err, errlen, "%s: unknown command; allowed: maps, predict, generate, "
-                         "eval\n%s", a->cmd, USAGE);
+                         "eval\n%s", a->cmd, SHORT_USAGE);
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i];
         long long v = 0;
@@ -103,7 +131,8 @@ static int parse(args *a, int argc, char **argv, char *err, size_t errlen)
             continue;
         }
         if (i + 1 >= argc)
-            return tt_errorf(err, errlen, "%s: unknown option or missing value\n%s", o, USAGE);
+            return tt_errorf(err, errlen, "%s: unknown option or missing value\n%s", o,
+                             SHORT_USAGE);
         const char *val = argv[++i];
         int rc = 0;
         if (!strcmp(o, "--out")) a->out = val;
@@ -117,7 +146,7 @@ static int parse(args *a, int argc, char **argv, char *err, size_t errlen)
                                        a->head = (int)v;
         else if (!strcmp(o, "--top-k")) rc = int_of(o, val, 0, 1 << 24, &v, err, errlen),
                                         a->top_k = (int)v;
-        else if (!strcmp(o, "--words")) rc = int_of(o, val, 1, 100000, &v, err, errlen),
+        else if (!strcmp(o, "--words")) rc = int_of(o, val, 1, 1 << 20, &v, err, errlen),
                                         a->words = (int)v;
         else if (!strcmp(o, "--seed")) rc = int_of(o, val, 0, (1LL << 53) - 1, &a->seed, err,
                                                     errlen);
@@ -129,10 +158,11 @@ static int parse(args *a, int argc, char **argv, char *err, size_t errlen)
                 rc = tt_errorf(err, errlen, "--temperature %s: allowed: 0 (the most likely "
                                "word) or a number in [0.001, 1000]", val);
         } else
-            return tt_errorf(err, errlen, "%s: unknown option\n%s", o, USAGE);
+            return tt_errorf(err, errlen, "%s: unknown option\n%s", o, SHORT_USAGE);
         if (rc) return -1;
     }
-    if (!a->ckpt) return tt_errorf(err, errlen, "%s: no checkpoint given\n%s", a->cmd, USAGE);
+    if (!a->ckpt)
+        return tt_errorf(err, errlen, "%s: no checkpoint given\n%s", a->cmd, SHORT_USAGE);
     bool eval = !strcmp(a->cmd, "eval"), predict = !strcmp(a->cmd, "predict");
     int want = eval || !strcmp(a->cmd, "generate") ? 1 : -1; /* -1: one or more */
     if (predict && a->file && a->n_texts)
@@ -143,8 +173,8 @@ static int parse(args *a, int argc, char **argv, char *err, size_t errlen)
                          eval ? "want one data file after the checkpoint"
                          : want == 1 ? "want one prompt after the checkpoint (quote it)"
                                      : "want at least one sentence after the checkpoint",
-                         USAGE);
-    return 0;
+                         SHORT_USAGE);
+    return check_device(a->device, err, errlen);
 }
 
 /* DIR for --out: created, or an existing empty folder (its viewer shows every epoch file in
@@ -167,6 +197,41 @@ static int out_dir(const char *dir, char *err, size_t errlen)
     return entries == 0 ? 0 : tt_errorf(err, errlen, "--out %s: the folder is not "
                                                 "empty; allowed: a new or empty folder (its "
                                                 "index.html shows every epoch file in it)", dir);
+}
+
+/* The sentences (maps, predict) or the prompt (generate) spelled as the corpus is (use.h) into
+ * spelled[], a note saying so where that changed them, each word the model does not know named;
+ * one with no word is refused. */
+static int spell_texts(const tt_run *r, args *a, char **spelled, char *err, size_t errlen)
+{
+    const tt_vocab *v = &r->data.words;
+    tt_use_spelling_of(&a->spelling, v);
+    tt_use_spelling as_is = {.lower = false};
+    memset(as_is.keep, true, sizeof as_is.keep);
+    bool prompt = !strcmp(a->cmd, "generate"), eval = !strcmp(a->cmd, "eval");
+    for (int i = 0; i < a->n_texts && !eval; i++) {
+        char what[32], *same = tt_use_spell(&as_is, v, a->texts[i]);
+        snprintf(what, sizeof what, prompt ? "the prompt" : "sentence %d", i + 1);
+        spelled[i] = tt_use_spell(&a->spelling, v, a->texts[i]);
+        if (*spelled[i] && strcmp(same, spelled[i])) {
+            char *shown = tt_use_escaped(spelled[i], strlen(spelled[i]));
+            fprintf(stderr, "note: %s read as \"%s\" (spelled as the training data)\n", what,
+                    shown);
+            free(shown);
+        }
+        if (!*spelled[i]) {
+            char *shown = tt_use_escaped(a->texts[i], strlen(a->texts[i]));
+            tt_errorf(err, errlen, "%s \"%.200s\": no words%s; allowed: one word or more",
+                      what, shown, same[0] ? " once punctuation is dropped" : "");
+            free(shown);
+            free(same);
+            return -1;
+        }
+        free(same);
+        tt_use_warn_unknown(v, spelled[i], what, stderr);
+        a->texts[i] = spelled[i];
+    }
+    return 0;
 }
 
 static int cmd_maps(tt_run *r, const args *a, char *err, size_t errlen)
@@ -208,30 +273,36 @@ static int cmd_maps(tt_run *r, const args *a, char *err, size_t errlen)
     return rc;
 }
 
-/* One line of f into buf (cap bytes), its newline dropped: its length, -1 at the end of the
- * file, -2 when it holds more than cap - 1 bytes, -3 at a NUL byte. */
+/* One line of f into buf (cap bytes), its end (LF, CRLF or a lone CR) dropped: its length, -1
+ * at the end of the file, -2 when it holds more than cap - 1 bytes, -3 at a NUL byte. */
 static long read_line(FILE *f, char *buf, size_t cap)
 {
     size_t n = 0;
     int c;
-    while ((c = getc(f)) != EOF && c != '\n') {
+    bool ended = false;
+    while (!ended && (c = getc(f)) != EOF) {
+        if ((ended = c == '\n' || c == '\r')) {
+            if (c == '\r' && (c = getc(f)) != '\n' && c != EOF) ungetc(c, f);
+            break;
+        }
         if (c == 0) return -3;
         if (n == cap - 1) return -2;
         buf[n++] = (char)c;
     }
-    if (c == EOF && n == 0) return -1;
+    if (!ended && n == 0) return -1;
     buf[n] = '\0';
     return (long)n;
 }
 
-/* --file: each line's sentence (for tag, the words before a TAB; for classify, after it);
- * a blank line gives a blank line. */
+/* --file: each line's sentence (for tag, the words before a TAB; for classify, after it),
+ * spelled as the corpus is; a blank line, or one with no word left, gives a blank line. A file
+ * without one sentence is refused. */
 static int predict_file(tt_run *r, const args *a, int k, char *err, size_t errlen)
 {
     FILE *f = fopen(a->file, "r");
     if (!f) return tt_errorf(err, errlen, "--file %s: cannot open: %s", a->file, strerror(errno));
-    char *line = tt_xmalloc(LINE_MAX_BYTES + 1), msg[ERR_LEN];
-    int rc = 0, lineno = 0;
+    char *line = tt_xmalloc(LINE_MAX_BYTES + 1), msg[ERR_LEN], where[TT_CONFIG_PATH + 32];
+    int rc = 0, lineno = 0, sentences = 0;
     for (long n; rc == 0 && (n = read_line(f, line, LINE_MAX_BYTES + 1)) != -1;) {
         lineno++;
         if (n < 0) {
@@ -240,17 +311,34 @@ static int predict_file(tt_run *r, const args *a, int k, char *err, size_t errle
                                                              : "a NUL byte", LINE_MAX_BYTES);
             break;
         }
-        line[strcspn(line, "\r")] = '\0';
-        char *text = line, *tab = strchr(line, '\t');
+        /* a byte order mark some editors write at the start of a file */
+        char *text = line + (lineno == 1 && !strncmp(line, "\xEF\xBB\xBF", 3) ? 3 : 0);
+        char *tab = strchr(text, '\t');
         if (tab && r->data.task == TT_TASK_CLASSIFY) text = tab + 1;
         else if (tab) *tab = '\0';
-        if (tt_utf8_valid_prefix(text, strlen(text)) < strlen(text))
+        if (tt_utf8_valid_prefix(text, strlen(text)) < strlen(text)) {
             rc = tt_errorf(err, errlen, "%s:%d: invalid UTF-8", a->file, lineno);
-        else if (!text[strspn(text, " \t")]) printf("\n");
-        else if (tt_use_predict(r, text, k, stdout, msg, sizeof msg))
-            rc = tt_errorf(err, errlen, "%s:%d: %s", a->file, lineno, msg);
+            break;
+        }
+        snprintf(where, sizeof where, "%s:%d", a->file, lineno);
+        char *spelled = tt_use_spell(&a->spelling, &r->data.words, text);
+        if (!*spelled) {
+            if (text[strspn(text, " \t")])
+                fprintf(stderr, "warning: %s: no words once punctuation is dropped: answered "
+                        "with a blank line\n", where);
+            printf("\n");
+        } else {
+            sentences++;
+            tt_use_warn_unknown(&r->data.words, spelled, where, stderr);
+            if (tt_use_predict(r, spelled, k, stdout, msg, sizeof msg))
+                rc = tt_errorf(err, errlen, "%s: %s", where, msg);
+        }
+        free(spelled);
     }
     if (!rc && ferror(f)) rc = tt_errorf(err, errlen, "%s: cannot read", a->file);
+    if (!rc && !sentences)
+        rc = tt_errorf(err, errlen, "--file %s: no sentence in it (%d lines); allowed: a file "
+                       "of sentences, one a line", a->file, lineno);
     free(line);
     fclose(f);
     return rc;
@@ -269,6 +357,11 @@ static int cmd_predict(tt_run *r, const args *a, char *err, size_t errlen)
 
 static int cmd_generate(tt_run *r, const args *a, char *err, size_t errlen)
 {
+    const int most = r->cfg.data.seq_len > MAX_WORDS ? r->cfg.data.seq_len : MAX_WORDS;
+    if (a->words > most)
+        return tt_errorf(err, errlen, "--words %d: allowed: 1 to %d (%d or data.seq_len, "
+                         "whichever is more: each word is one pass of the model)", a->words,
+                         most, MAX_WORDS);
     tt_generate_opts o = {.words = a->words, .temperature = a->temperature,
                           .top_k = a->top_k > 0 ? a->top_k : 0, .seed = (uint64_t)a->seed};
     return tt_use_generate(r, a->texts[0], &o, stdout, NULL, err, errlen);
@@ -278,6 +371,14 @@ static int cmd_eval(tt_run *r, const args *a, char *err, size_t errlen)
 {
     tt_eval e;
     if (tt_use_evaluate(r, a->texts[0], &e, err, errlen)) return -1;
+    if (e.count == 0)
+        return tt_errorf(err, errlen, "%s: %d examples and not one target to score, so no loss "
+                         "or accuracy; allowed: a data file with targets (%s)", a->texts[0],
+                         r->data.valid.n, r->data.task == TT_TASK_LM
+                             ? "lm: sentences of two or more words"
+                         : r->data.task == TT_TASK_MLM
+                             ? "mlm: masked words are drawn at data.mask_prob; more sentences"
+                             : "tag or classify: one or more lines");
     bool classify = r->data.task == TT_TASK_CLASSIFY;
     printf("%s: %d examples, %lld %s (checkpoint %s, epoch %d)\n", a->texts[0],
            r->data.valid.n, (long long)e.count, classify ? "sentences" : "targets", a->ckpt,
@@ -306,11 +407,15 @@ int tt_infer_main(int argc, char **argv)
     snprintf(threads, sizeof threads, "threads=%.40s", a.threads ? a.threads : "");
     tt_run r;
     if (tt_use_open(&r, a.ckpt, sets, a.threads ? 2 : 1, err, sizeof err)) return fail(err);
-    int rc = !strcmp(a.cmd, "maps")      ? cmd_maps(&r, &a, err, sizeof err)
-             : !strcmp(a.cmd, "predict") ? cmd_predict(&r, &a, err, sizeof err)
+    char *spelled[MAX_TEXTS] = {0};
+    int rc = spell_texts(&r, &a, spelled, err, sizeof err);
+    if (!rc)
+        rc = !strcmp(a.cmd, "maps")       ? cmd_maps(&r, &a, err, sizeof err)
+             : !strcmp(a.cmd, "predict")  ? cmd_predict(&r, &a, err, sizeof err)
              : !strcmp(a.cmd, "generate") ? cmd_generate(&r, &a, err, sizeof err)
                                           : cmd_eval(&r, &a, err, sizeof err);
     fflush(stdout);
+    for (int i = 0; i < MAX_TEXTS; i++) free(spelled[i]);
     tt_run_free(&r);
     return rc ? fail(err) : 0;
 }

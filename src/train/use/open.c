@@ -72,7 +72,7 @@ int tt_use_open(tt_run *r, const char *checkpoint, const char *const *sets, int 
     tt_st_file f;
     tt_ckpt_info info;
     /* the header and its values first; the data is read once the model it must fit is known */
-    if (tt_st_open(&f, checkpoint, err, errlen)) return -1;
+    if (tt_checkpoint_open(&f, checkpoint, err, errlen)) return -1;
     char origin[TT_CONFIG_PATH + 64];
     snprintf(origin, sizeof origin, "%s: __metadata__.config", checkpoint);
     int rc = tt_checkpoint_check_meta(&f, checkpoint, &info, err, errlen);

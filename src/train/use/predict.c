@@ -243,6 +243,7 @@ int tt_use_generate(tt_run *r, const char *prompt, const tt_generate_opts *o, FI
         free(logits);
         ids[n] = next;
         fprintf(out, "%s%s", d->words.words[next], n + 1 < total ? " " : "\n");
+        fflush(out); /* each word as it comes: a long text shows its progress */
     }
     if (ids_out) memcpy(ids_out, ids, (size_t)total * sizeof *ids);
     free(ids);

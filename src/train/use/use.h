@@ -48,6 +48,28 @@ typedef struct tt_generate_opts {
 int tt_use_generate(tt_run *r, const char *prompt, const tt_generate_opts *o, FILE *out,
                     int32_t *ids, char *err, size_t errlen);
 
+/* spelling.c: a user's sentence spelled as the training corpus is, by rules read off the
+ * vocabulary: capitals (ASCII, Latin-1) as lower case when no vocabulary word has one; ASCII
+ * punctuation
+ * that no vocabulary word holds dropped, separating words; a word the vocabulary has as written
+ * (a special token included) kept as it is. The API above takes words as they are; ./infer
+ * spells every sentence first. */
+typedef struct tt_use_spelling {
+    bool lower;      /* no vocabulary word has a capital (ASCII or Latin-1) */
+    bool keep[128];  /* the ASCII punctuation characters some vocabulary word holds */
+} tt_use_spelling;
+void tt_use_spelling_of(tt_use_spelling *s, const tt_vocab *v);
+/* text spelled by s, its words separated by one space (none: ""); malloc'ed. */
+char *tt_use_spell(const tt_use_spelling *s, const tt_vocab *v, const char *text);
+/* w[0..n) as it may be shown between double quotes: a quote or a backslash after a backslash,
+ * C0 controls, DEL and bytes that are not UTF-8 as \xHH, C1 controls as \u00HH, other UTF-8 as
+ * it is; malloc'ed. */
+char *tt_use_escaped(const char *w, size_t n);
+/* One line "warning: WHERE: not in the model's vocabulary, read as [UNK]: "w1", "w2"" on out
+ * naming each word of text that v lacks (control characters and bytes that are not UTF-8
+ * escaped), none when v has them all; returns their count. */
+int tt_use_warn_unknown(const tt_vocab *v, const char *text, const char *where, FILE *out);
+
 /* The trainer's evaluation (loss, accuracy, accuracy on data.ambiguous, attention entropy) of a
  * data file in the checkpoint's task format, with the run's batch size: for the validation
  * file the figures of the last evaluation line the trainer wrote. */
