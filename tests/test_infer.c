@@ -3,8 +3,10 @@
  * trainer's last evaluation line; predictions agree with that evaluation word for word; the
  * maps of a probe sentence are the trainer's; a language model's rows depend only on earlier
  * words (and a bidirectional model's do not, so the check can fail); generation is
- * deterministic in its seed, greedy at temperature 0, and UTF-8 (Korean) safe; every bad input
- * exits 2 with one message and leaves the folder as it was. */
+ * deterministic in its seed, greedy at temperature 0, UTF-8 (Korean) safe and written word by
+ * word; sentences are spelled as the corpus is; every bad input exits 2 with one message and
+ * leaves the folder as it was. */
+#define _GNU_SOURCE /* fopencookie: a stream that counts its writes */
 #include "testutil.h"
 #include "train_testutil.h"
 
@@ -349,6 +351,134 @@ START_TEST(test_predict_mlm)
 }
 END_TEST
 
+/* Words spelled as the corpus is: capitals lowered and punctuation dropped when the vocabulary
+ * has neither, a vocabulary word and a special token kept whole; ./infer answers a sentence as
+ * its spelling, says how it read it, and names each unknown word, escaped. */
+START_TEST(test_spelling)
+{
+    tt_vocab v;
+    tt_vocab_init(&v);
+    const char *words[] = {"[PAD]", "[UNK]", "[MASK]", "time", "flies", "사과"};
+    for (int i = 0; i < 6; i++) tt_vocab_add(&v, words[i], strlen(words[i]));
+    tt_use_spelling sp;
+    tt_use_spelling_of(&sp, &v);
+    static const char *cases[][2] = {
+        {"Time flies.", "time flies"}, {"TIME,flies!!", "time flies"},
+        {" \t사과\r\n", "사과"},     {"[MASK].", "[MASK]"},
+        {"ÉTÉ ×", "été ×"},           {"... -", ""},
+        {"don't", "don t"},           {"[MASK]s", "[MASK] s"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = tt_use_spell(&sp, &v, cases[i][0]);
+        ck_assert_msg(!strcmp(got, cases[i][1]), "\"%s\": \"%s\", want \"%s\"", cases[i][0],
+                      got, cases[i][1]);
+        free(got);
+    }
+    tt_vocab_add(&v, "Paris", 5); /* a vocabulary with capitals and an apostrophe keeps both */
+    tt_vocab_add(&v, "don't", 5);
+    tt_use_spelling_of(&sp, &v);
+    char *got = tt_use_spell(&sp, &v, "Paris, don't Time.");
+    ck_assert_str_eq(got, "Paris don't Time");
+    free(got);
+    tt_vocab_free(&v);
+    char a[LEN];
+    ck_assert_int_eq(call(tt_infer_main, a, msg, LEN, "predict", tag_ck, "a x p", NULL), 0);
+    ck_assert_msg(!msg[0], "%s", msg);
+    ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, "predict", tag_ck, "A, X. P!", NULL), 0);
+    ck_assert_str_eq(out, a);
+    ck_assert_msg(strstr(msg, "read as \"a x p\"") && !strstr(msg, "warning"), "%s", msg);
+    ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, "predict", tag_ck, "a Zed q\x01 x",
+                          NULL), 0);
+    ck_assert_msg(strstr(msg, "warning: sentence 1: not in the model's vocabulary, read as "
+                          "[UNK]: \"zed\", \"q\\x01\"\n"), "%s", msg);
+    ck_assert_msg(!strncmp(out, "a/", 2) && strstr(out, " [UNK]/"), "%s", out);
+}
+END_TEST
+
+static ssize_t count_write(void *writes, const char *buf, size_t n)
+{
+    (void)buf;
+    ++*(int *)writes;
+    return (ssize_t)n;
+}
+
+/* Input files and empty input: --file reads LF, CRLF (after a BOM) and lone-CR lines alike, and
+ * so does the data reader (eval); an empty sentence or prompt, a file without one, data without
+ * a target are refused; generation writes each word as it is drawn. Nothing on disk changes. */
+START_TEST(test_input_edges)
+{
+    tt_test_snap before = {0}, after = {0};
+    tt_test_snapshot(&before, tt_test_tmpdir(), "tag");
+    tt_test_snapshot(&before, tt_test_tmpdir(), "lm");
+    put("lf.txt", "a x p\nb x q\n\nc x r\n");
+    put("cr.txt", "a x p\rb x q\r\rc x r");
+    put("crlf.txt", "\xEF\xBB\xBF" "a x p\r\nb x q\r\n\r\nc x r\r\n");
+    char a[LEN], path[4096];
+    ck_assert_int_eq(call(tt_infer_main, a, msg, LEN, "predict", tag_ck, "--file",
+                          tt_test_path("lf.txt"), NULL), 0);
+    int lines = 0;
+    for (char *p = a; *p; p++) lines += *p == '\n';
+    ck_assert_msg(lines == 4 && strstr(a, "\n\nc/"), "%s", a);
+    const char *others[] = {"cr.txt", "crlf.txt"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s", tt_test_path(others[i]));
+        ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, "predict", tag_ck, "--file", path,
+                              NULL), 0);
+        ck_assert_msg(!strcmp(out, a) && !msg[0], "%s: %s%s", others[i], out, msg);
+    }
+    /* the validation file with lone CRs: the same loss and accuracy */
+    snprintf(path, sizeof path, "%s", tt_test_path("valid.txt"));
+    char err[512], *text = tt_render_slurp(path, err, sizeof err);
+    ck_assert_msg(text, "%s", err);
+    for (char *p = text; *p; p++)
+        if (*p == '\n') *p = '\r';
+    put("valid_cr.txt", text);
+    free(text);
+    ck_assert_int_eq(call(tt_infer_main, a, msg, LEN, "eval", tag_ck, path, NULL), 0);
+    snprintf(path, sizeof path, "%s", tt_test_path("valid_cr.txt"));
+    ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, "eval", tag_ck, path, NULL), 0);
+    ck_assert_msg(strstr(a, "loss ") && !strcmp(strstr(a, "loss "), strstr(out, "loss ")),
+                  "%s%s", a, out);
+    /* refused: empty input */
+    put("blank.txt", "\n \t\r\n");
+    put("short.txt", "one\ntwo\n");
+    char blank[4096], shorts[4096];
+    snprintf(blank, sizeof blank, "%s", tt_test_path("blank.txt"));
+    snprintf(shorts, sizeof shorts, "%s", tt_test_path("short.txt"));
+    const char *cases[][5] = {
+        {"maps", tag_ck, "", NULL, "sentence 1 \"\": no words"},
+        {"maps", tag_ck, "...", NULL, "sentence 1 \"...\": no words once punctuation"},
+        {"predict", tag_ck, "a x", " ", "sentence 2 \" \": no words;"},
+        {"generate", lm_ck, "?!", NULL, "the prompt \"?!\": no words"},
+        {"predict", tag_ck, "--file", blank, "blank.txt: no sentence in it (2 lines)"},
+        {"eval", lm_ck, shorts, NULL, "short.txt: 2 examples and not one target"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *const *c = cases[i];
+        ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, c[0], c[1], c[2], c[3], NULL), 2);
+        ck_assert_msg(strstr(msg, c[4]) && !strncmp(msg, "infer: ", 7) &&
+                      !strstr(msg + 1, "infer: ") && !out[0], "case %zu: %s", i, msg);
+    }
+    /* generation: one write per word at least, into a stream with a 64 KiB buffer */
+    tt_run r;
+    open_ck(&r, lm_ck);
+    int writes = 0;
+    FILE *f = fopencookie(&writes, "w", (cookie_io_functions_t){.write = count_write});
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    tt_generate_opts greedy = {.words = 5, .temperature = 0};
+    ck_assert_int_eq(tt_use_generate(&r, "one", &greedy, f, NULL, err, sizeof err), 0);
+    ck_assert_msg(writes >= 5, "%d writes for 5 words", writes);
+    fclose(f);
+    tt_run_free(&r);
+    tt_test_snapshot(&after, tt_test_tmpdir(), "tag");
+    tt_test_snapshot(&after, tt_test_tmpdir(), "lm");
+    ck_assert_msg(before.n == after.n && !memcmp(before.buf, after.buf, before.n),
+                  "a run folder changed");
+    free(before.buf);
+    free(after.buf);
+}
+END_TEST
+
 typedef struct bad {
     const char *args[8];
     const char *want;
@@ -402,6 +532,14 @@ START_TEST(test_bad_input)
         {{"predict", tag_ck, "--file", longline}, "long.txt:2: a line longer than 1 MiB"},
         {{"eval", tag_ck, "/dev/zero"}, "/dev/zero:1: a NUL byte at offset 0"},
         {{"eval", tag_ck, "/dev/urandom"}, "/dev/urandom:"},
+        /* not a checkpoint, said so */
+        {{"predict", cfg, "a"}, "tag.json is a config, not a checkpoint"},
+        {{"predict", tt_test_tmpdir(), "a"}, "is a folder, not a checkpoint"},
+        {{"predict", badtag, "a"}, "badtag.txt is a text file, not a checkpoint"},
+        {{"generate", lm_ck, "one", "--words", "1001"}, "--words 1001: allowed: 1 to 1000"},
+        /* a usage error: its message and a short usage */
+        {{"predict", tag_ck}, "checkpoint\nusage: ./infer maps|predict|generate|eval"},
+        {{"maps"}, "more: ./infer --help\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bad *c = &cases[i];
@@ -416,7 +554,23 @@ START_TEST(test_bad_input)
         const char *second = strstr(msg + 1, "infer: ");
         ck_assert_msg(!strncmp(msg, "infer: ", 7) && !second, "case %zu: not one message: %s",
                       i, msg);
+        int lines = 0;
+        for (const char *p = msg; *p; p++) lines += *p == '\n';
+        ck_assert_msg(lines <= 3, "case %zu: %d lines: %s", i, lines, msg);
     }
+    /* a config as a checkpoint: the same message from ./train --resume, with a hint */
+    ck_assert_int_eq(call(tt_train_main, out, msg, LEN, cfg, "--resume", cfg, NULL), 2);
+    ck_assert_msg(strstr(msg, "tag.json is a config, not a checkpoint") &&
+                  strstr(msg, "\nHINT: "), "%s", msg);
+    ck_assert_int_eq(call(tt_train_main, out, msg, LEN, cfg, "--bogus", NULL), 2);
+    ck_assert_msg(strstr(msg, "\nmore: ./train --help\n") && !strstr(msg, "--dump-first-step "
+                  "FILE  "), "%s", msg);
+    /* --device cuda: runs (a CUDA build on a GPU) or says why in the option's words */
+    int rc = call(tt_infer_main, out, msg, LEN, "predict", tag_ck, "a", "--device", "cuda",
+                  NULL);
+    ck_assert_msg(rc == 0 || (rc == 2 && strstr(msg, "infer: --device cuda: ") &&
+                              strstr(msg, "HINT: --device cpu") && !strstr(msg, "--set")),
+                  "exit %d: %s", rc, msg);
 }
 END_TEST
 
@@ -433,6 +587,8 @@ Suite *infer_suite(void)
     tcase_add_test(tc, test_generate);
     tcase_add_test(tc, test_predict_mlm);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_spelling);
+    tcase_add_test(tc, test_input_edges);
     suite_add_tcase(s, tc);
     return s;
 }

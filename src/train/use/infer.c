@@ -296,13 +296,13 @@ static long read_line(FILE *f, char *buf, size_t cap)
 
 /* --file: each line's sentence (for tag, the words before a TAB; for classify, after it),
  * spelled as the corpus is; a blank line, or one with no word left, gives a blank line. A file
- * without one sentence is refused. */
+ * without one sentence is refused, and then nothing is written. */
 static int predict_file(tt_run *r, const args *a, int k, char *err, size_t errlen)
 {
     FILE *f = fopen(a->file, "r");
     if (!f) return tt_errorf(err, errlen, "--file %s: cannot open: %s", a->file, strerror(errno));
     char *line = tt_xmalloc(LINE_MAX_BYTES + 1), msg[ERR_LEN], where[TT_CONFIG_PATH + 32];
-    int rc = 0, lineno = 0, sentences = 0;
+    int rc = 0, lineno = 0, sentences = 0, blanks = 0; /* blank lines not yet written */
     for (long n; rc == 0 && (n = read_line(f, line, LINE_MAX_BYTES + 1)) != -1;) {
         lineno++;
         if (n < 0) {
@@ -326,9 +326,9 @@ static int predict_file(tt_run *r, const args *a, int k, char *err, size_t errle
             if (text[strspn(text, " \t")])
                 fprintf(stderr, "warning: %s: no words once punctuation is dropped: answered "
                         "with a blank line\n", where);
-            printf("\n");
+            blanks++;
         } else {
-            sentences++;
+            for (sentences++; blanks; blanks--) printf("\n");
             tt_use_warn_unknown(&r->data.words, spelled, where, stderr);
             if (tt_use_predict(r, spelled, k, stdout, msg, sizeof msg))
                 rc = tt_errorf(err, errlen, "%s: %s", where, msg);
@@ -339,6 +339,7 @@ static int predict_file(tt_run *r, const args *a, int k, char *err, size_t errle
     if (!rc && !sentences)
         rc = tt_errorf(err, errlen, "--file %s: no sentence in it (%d lines); allowed: a file "
                        "of sentences, one a line", a->file, lineno);
+    for (; !rc && blanks; blanks--) printf("\n");
     free(line);
     fclose(f);
     return rc;
