@@ -558,6 +558,10 @@ START_TEST(test_bad_input)
         for (const char *p = msg; *p; p++) lines += *p == '\n';
         ck_assert_msg(lines <= 3, "case %zu: %d lines: %s", i, lines, msg);
     }
+    ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, NULL), 2);
+    ck_assert_msg(!strcmp(msg, "infer: no command given\nusage: ./infer maps|predict|generate|"
+                          "eval CHECKPOINT ARGUMENTS... [OPTIONS]\nmore: ./infer --help\n"),
+                  "%s", msg);
     /* a config as a checkpoint: the same message from ./train --resume, with a hint */
     ck_assert_int_eq(call(tt_train_main, out, msg, LEN, cfg, "--resume", cfg, NULL), 2);
     ck_assert_msg(strstr(msg, "tag.json is a config, not a checkpoint") &&
