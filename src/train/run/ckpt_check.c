@@ -61,10 +61,11 @@ static const char *kind_of(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     char head[4096];
-    size_t n = fread(head, 1, sizeof head, f), skip = n >= 3 && !memcmp(head, "\xEF\xBB\xBF", 3)
-                                                          ? 3 : 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    size_t skip = n >= 3 && !memcmp(head, "\xEF\xBB\xBF", 3) ? 3 : 0; /* a byte order mark */
+    /* UTF-8 (but for a character cut at the end) without control characters */
     const char *kind = n && tt_utf8_valid_prefix(head, n) + 3 >= n ? "a text file" : NULL;
-    for (size_t i = 0; kind && i < n; i++) /* a character may be cut at the end */
+    for (size_t i = 0; kind && i < n; i++)
         if ((unsigned char)head[i] < 0x20 && !isspace((unsigned char)head[i])) kind = NULL;
     size_t first = skip;
     while (first < n && isspace((unsigned char)head[first])) first++;

@@ -280,8 +280,9 @@ static long read_line(FILE *f, char *buf, size_t cap)
     size_t n = 0;
     int c;
     bool ended = false;
-    while (!ended && (c = getc(f)) != EOF) {
-        if ((ended = c == '\n' || c == '\r')) {
+    while ((c = getc(f)) != EOF) {
+        if (c == '\n' || c == '\r') {
+            ended = true;
             if (c == '\r' && (c = getc(f)) != '\n' && c != EOF) ungetc(c, f);
             break;
         }
