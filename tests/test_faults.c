@@ -1,7 +1,9 @@
 /* test_faults.c: what a run survives (issue 14). SIGTERM at a step mid-epoch: exit 143, a
  * step_ checkpoint, and its resume ends bit for bit as the uninterrupted run (also after a
  * SIGTERM from outside at random points, and a study stops at once); SIGINT: 130, and
- * a second SIGINT while the run stops ends it at once with the earlier files intact; SIGKILL
+ * a second SIGINT while the run stops ends it at once with the earlier files intact; SIGHUP
+ * (raised twice, or a pty hung up): 129 and a step_ checkpoint, nothing under nohup; stdout a
+ * pipe whose reader left: 141 and the epoch's checkpoint, 0 when the run was done; SIGKILL
  * at seeded random points: every checkpoint left resumes, every metrics line parses, and a
  * resume in the folder repeats no step; a disk that fills up (a small tmpfs, where the test
  * may mount one) and a metrics.jsonl that is /dev/full end with exit 2, never 0; numbers that
@@ -203,64 +205,20 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* SIGHUP at step 16, and again while the run stops: exit 129, one message and one step_
- * checkpoint (a repeated hangup is not a second Ctrl-C), which resumes to the end. */
-START_TEST(test_sighup_twice)
-{
-    char msg[4096];
-    plan p = {.at = 16, .sig = SIGHUP, .again = SIGHUP};
-    tt_train_test_hooks(at_step, at_stop, &p);
-    int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), NULL);
-    tt_train_test_hooks(NULL, NULL, NULL);
-    ck_assert_msg(rc == 129, "exit %d: %s", rc, msg);
-    const char *said = strstr(msg, "train: interrupted (SIGHUP) at step 16, epoch 2 step 5/11");
-    ck_assert_msg(said && !strstr(said + 8, "interrupted") && strstr(msg, "--resume") &&
-                      strstr(msg, "step_00000016.safetensors\n"), "%s", msg);
-    ck_assert(exists("run/checkpoints/step_00000016.safetensors"));
-    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--resume",
-                                path("run/checkpoints/step_00000016.safetensors"), NULL) == 0,
-                  "%s", msg);
-    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
-    ck_assert_int_eq(check_metrics("run"), 1 + 22 + 2);
-}
-END_TEST
-
-/* SIGHUP ignored when the run starts (nohup): the hangup at step 16 changes nothing. */
-START_TEST(test_nohup)
-{
-    char msg[4096];
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGHUP, &ign, &old);
-    plan p = {.at = 16, .sig = SIGHUP};
-    tt_train_test_hooks(at_step, NULL, &p);
-    int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), NULL);
-    tt_train_test_hooks(NULL, NULL, NULL);
-    sigaction(SIGHUP, &old, NULL);
-    ck_assert_msg(rc == 0, "exit %d under nohup: %s", rc, msg);
-    ck_assert(!exists("run/checkpoints/step_00000016.safetensors"));
-    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
-}
-END_TEST
-
 static int master = -1; /* test_terminal_closed's pty, held by the child alone */
 
-/* At step `at`: wait (up to 20 s) until stdout, a pipe, has no reader left; or hang the
- * terminal up, as closing its window does (the pty's master closed: the kernel sends SIGHUP
- * to the session's leader, and writes to the terminal fail). */
-static void at_step_reader_gone(tt_run *r, double loss, double grad_norm, void *ctx)
+/* At step `at`, stdout's far end goes: sig SIGHUP, the terminal hangs up as closing its
+ * window does (the pty's master closed: the kernel sends SIGHUP to the session's leader, and
+ * writes to the terminal fail); else wait (up to 20 s) until stdout, a pipe, has no reader. */
+static void at_step_out_gone(tt_run *r, double loss, double grad_norm, void *ctx)
 {
     (void)loss, (void)grad_norm;
-    if (r->step != ((const plan *)ctx)->at) return;
+    const plan *p = ctx;
+    if (r->step != p->at) return;
+    if (p->sig == SIGHUP) close(master);
     struct pollfd out = {.fd = STDOUT_FILENO, .events = POLLOUT};
-    for (double t0 = now(); !(out.revents & POLLERR) && now() - t0 < 20;)
+    for (double t0 = now(); !p->sig && !(out.revents & POLLERR) && now() - t0 < 20;)
         poll(&out, 1, 100);
-}
-
-static void at_step_hang_up(tt_run *r, double loss, double grad_norm, void *ctx)
-{
-    (void)loss, (void)grad_norm;
-    if (r->step == ((const plan *)ctx)->at) close(master);
 }
 
 /* The child's side of test_terminal_closed: a session of its own whose controlling terminal,
@@ -323,15 +281,54 @@ static void said_once(const char *sig, char *ckpt, size_t len)
     free(text);
 }
 
-/* ./train over `epochs` epochs with stdout a pipe whose reader takes the first line and
- * leaves (./train cfg | head -1; the child waits at step 12, epoch 2's first, until it has).
- * The wait status. */
-static int piped_to_head(const char *epochs)
+/* SIGHUP at step 16, and again while the run stops: exit 129, one message and one step_
+ * checkpoint (a repeated hangup is not a second Ctrl-C), which resumes to the end. */
+START_TEST(test_sighup_twice)
+{
+    char msg[4096];
+    plan p = {.at = 16, .sig = SIGHUP, .again = SIGHUP};
+    tt_train_test_hooks(at_step, at_stop, &p);
+    int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    ck_assert_msg(rc == 129, "exit %d: %s", rc, msg);
+    char ckpt[1024];
+    said_once("SIGHUP", ckpt, sizeof ckpt);
+    ck_assert_msg(strstr(msg, "(SIGHUP) at step 16, epoch 2 step 5/11") &&
+                      strstr(ckpt, "run/checkpoints/step_00000016.safetensors"), "%s", msg);
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--resume", ckpt, NULL) == 0,
+                  "%s", msg);
+    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
+    ck_assert_int_eq(check_metrics("run"), 1 + 22 + 2);
+}
+END_TEST
+
+/* SIGHUP ignored when the run starts (nohup): the hangup at step 16 changes nothing. */
+START_TEST(test_nohup)
+{
+    char msg[4096];
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGHUP, &ign, &old);
+    plan p = {.at = 16, .sig = SIGHUP};
+    tt_train_test_hooks(at_step, NULL, &p);
+    int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    sigaction(SIGHUP, &old, NULL);
+    ck_assert_msg(rc == 0, "exit %d under nohup: %s", rc, msg);
+    ck_assert(!exists("run/checkpoints/step_00000016.safetensors"));
+    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
+}
+END_TEST
+
+/* ./train --set `set` with stdout a pipe whose reader takes the first line and leaves
+ * (./train cfg | head -1; the child waits at step 12, epoch 2's first, until it has). The wait
+ * status. */
+static int piped_to_head(const char *set)
 {
     int fds[2];
     ck_assert(pipe(fds) == 0);
     plan p = {.at = 12};
-    tt_train_test_hooks(at_step_reader_gone, NULL, &p);
+    tt_train_test_hooks(at_step_out_gone, NULL, &p);
     fflush(NULL);
     pid_t reader = fork();
     ck_assert(reader >= 0);
@@ -342,7 +339,7 @@ static int piped_to_head(const char *epochs)
         _exit(c == '\n' ? 0 : 1);
     }
     close(fds[0]);
-    int status = train_forked(fds[1], NULL, path("cfg.json"), "--set", epochs, NULL);
+    int status = train_forked(fds[1], NULL, path("cfg.json"), "--set", set, NULL);
     tt_train_test_hooks(NULL, NULL, NULL);
     int head = 0;
     ck_assert(waitpid(reader, &head, 0) == reader && WIFEXITED(head) && !WEXITSTATUS(head));
@@ -375,8 +372,8 @@ END_TEST
  * that the message can be read): SIGHUP, exit 129, the step_ checkpoint, which resumes. */
 START_TEST(test_terminal_closed)
 {
-    plan p = {.at = 16};
-    tt_train_test_hooks(at_step_hang_up, NULL, &p);
+    plan p = {.at = 16, .sig = SIGHUP};
+    tt_train_test_hooks(at_step_out_gone, NULL, &p);
     int status = train_forked(-1, own_terminal, path("cfg.json"), NULL);
     tt_train_test_hooks(NULL, NULL, NULL);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 129, "status %#x", status);

@@ -6,8 +6,8 @@
  * anything is written; then the run folder is locked (one ./train a folder) and claimed. Exit
  * status 0 when done, 2 for any error in the user's input (a write that fails included),
  * 128 + the signal when SIGINT, SIGTERM, SIGHUP or SIGPIPE stopped the run (it wrote a
- * checkpoint and says how to resume): the one place where a status of src/train becomes an exit status and a message on
- * stderr. */
+ * checkpoint and says how to resume): the one place where a status of src/train becomes an
+ * exit status and a message on stderr. */
 #include "train/cli.h"
 
 #include "train/run/budget.h"
