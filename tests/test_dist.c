@@ -298,36 +298,85 @@ START_TEST(test_mpi_rank_dies)
 }
 END_TEST
 
-/* SIGTERM to mpirun mid-run: every rank stops after the same step, rank 0 writes the step's
- * checkpoint and says so once, and one process resumes from it. */
+/* The last command's stderr: one "interrupted (SIG)" line, whole, from rank 0 (its resume
+ * command, "mpirun -np 2 ./train ... --resume CHECKPOINT", ends the line), and a checkpoint
+ * that exists. The command into cmd; the epoch a resume ends the interrupted one at. */
+static int resume_line(const char *sig, char *cmd, size_t len)
+{
+    char want[64];
+    snprintf(want, sizeof want, "train: interrupted (%s) at ", sig);
+    const char *said = stderr_text(), *first = strstr(said, want);
+    ck_assert_msg(first && !strstr(first + 8, "interrupted"), "want one \"%s\" line: %s", want,
+                  said);
+    const char *from = strstr(first, "; resume with: mpirun -np 2 ./train configs/tiny.json ");
+    const char *end = from ? strchr(from, '\n') : NULL;
+    ck_assert_msg(from && end && !strncmp(end - 12, ".safetensors", 12), "not whole: %s", said);
+    snprintf(cmd, len, "%.*s", (int)(end - from - 15), from + 15);
+    char path[512];
+    ck_assert(sscanf(strstr(cmd, " --resume ") + 10, "%511s", path) == 1);
+    ck_assert_msg(access(path, F_OK) == 0, "%s: not written", path);
+    /* to the end of the interrupted epoch ("at step N, epoch E step s/S"), or one epoch more
+     * when the signal came at an epoch's end ("at step N, the end of epoch E") */
+    int epoch = 0;
+    const char *at = strstr(first, ", epoch "), *at_end = strstr(first, ", the end of epoch ");
+    bool parsed = at && at < from ? sscanf(at, ", epoch %d", &epoch) == 1
+                                  : at_end && sscanf(at_end, ", the end of epoch %d", &epoch) == 1;
+    ck_assert_msg(parsed && epoch > 0, "no epoch in: %s", first);
+    return at && at < from ? epoch : epoch + 1;
+}
+
+/* SIGTERM to mpirun mid-run: mpirun passes SIGTERM on to every rank, they stop after the same
+ * step, rank 0 writes the step's checkpoint and says so once, whole; mpirun itself then exits
+ * 1, whatever the ranks return (Open MPI 4.1). One process resumes from the checkpoint. */
 START_TEST(test_mpi_sigterm)
 {
     if (!mpi_ready()) return;
     const char *run = tt_test_path("run");
     int rc = sh(90, MPIRUN " -np 2 " TINY " --set train.epochs=200 --set output.dir=%s & "
                 "job=$!; sleep 3; kill -TERM $job; wait $job", run);
-    ck_assert_msg(rc != 0 && rc != 124, "mpirun exit %d after SIGTERM: %s", rc, stderr_text());
-    const char *said = stderr_text(), *first = strstr(said, "interrupted (SIGTERM)");
-    ck_assert_msg(first && !strstr(first + 1, "interrupted (SIGTERM)"),
-                  "want one \"interrupted (SIGTERM)\" line: %s", said);
-    const char *ckpt = strstr(said, "--resume ");
-    ck_assert_msg(ckpt != NULL, "no resume hint: %s", said);
-    char path[512];
-    ck_assert(sscanf(ckpt + 9, "%511s", path) == 1);
-    ck_assert_msg(access(path, F_OK) == 0, "%s: not written", path);
-    /* the hint's command on one process, to the end of the interrupted epoch ("at step N,
-     * epoch E step s/S"), or one epoch more when the signal came at an epoch's end ("at step
-     * N, the end of epoch E": one time in 125 at 3 s) */
-    int epoch = 0;
-    const char *at = strstr(first, ", epoch "), *end = strstr(first, ", the end of epoch ");
-    bool parsed = at ? sscanf(at, ", epoch %d", &epoch) == 1
-                     : end && sscanf(end, ", the end of epoch %d", &epoch) == 1;
-    ck_assert_msg(parsed && epoch > 0, "no epoch in: %s", first);
-    if (!at) epoch++;
-    rc = sh(120, TINY " --set train.epochs=%d --set output.dir=%s --resume %s", epoch, run, path);
+    ck_assert_msg(rc == 1, "mpirun exit %d after SIGTERM, want 1: %s", rc, stderr_text());
+    char cmd[1024];
+    const int epoch = resume_line("SIGTERM", cmd, sizeof cmd);
+    rc = sh(120, TINY " --set train.epochs=%d --set output.dir=%s --resume %s", epoch, run,
+            strstr(cmd, " --resume ") + 10);
     ck_assert_msg(rc == 0, "resume on one process: exit %d: %s", rc, stderr_text());
     double v[400];
     ck_assert_int_eq(valid_losses(run, v, 400), epoch + 1); /* epoch 0's line, then each */
+}
+END_TEST
+
+/* SIGTERM to the ranks themselves (mpirun's children), as a scheduler may send it: mpirun exits
+ * 143, the ranks' status, with the one whole line; that line's command, run as it is (with
+ * train.epochs to end at the interrupted epoch), resumes on 2 ranks. */
+START_TEST(test_mpi_sigterm_ranks)
+{
+    if (!mpi_ready()) return;
+    const char *run = tt_test_path("run");
+    int rc = sh(90, MPIRUN " -np 2 " TINY " --set train.epochs=200 --set output.dir=%s & "
+                "job=$!; sleep 3; kill -TERM $(pgrep -P $job); wait $job", run);
+    ck_assert_msg(rc == 143, "mpirun exit %d after SIGTERM to the ranks: %s", rc, stderr_text());
+    char cmd[1024];
+    const int epoch = resume_line("SIGTERM", cmd, sizeof cmd);
+    rc = sh(120, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+            "OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "
+            "%s --set train.epochs=%d", cmd, epoch);
+    ck_assert_msg(rc == 0, "%s: exit %d: %s", cmd, rc, stderr_text());
+    double v[400];
+    ck_assert_int_eq(valid_losses(run, v, 400), epoch + 1);
+}
+END_TEST
+
+/* SIGHUP to rank 1 alone: both ranks stop after the same step with that signal (rank 0 caught
+ * none), so mpirun exits 129, and rank 0 says SIGHUP once. */
+START_TEST(test_mpi_sighup_one_rank)
+{
+    if (!mpi_ready()) return;
+    int rc = sh(90, MPIRUN " -np 2 " TINY " --set train.epochs=200 --set output.dir=%s & "
+                "job=$!; sleep 3; kill -HUP $(pgrep -n -P $job); wait $job",
+                tt_test_path("run"));
+    ck_assert_msg(rc == 129, "mpirun exit %d after SIGHUP to rank 1: %s", rc, stderr_text());
+    char cmd[1024];
+    resume_line("SIGHUP", cmd, sizeof cmd);
 }
 END_TEST
 
@@ -347,6 +396,8 @@ Suite *dist_suite(void)
     tcase_add_test(tc, test_mpi_batch_split);
     tcase_add_test(tc, test_mpi_rank_dies);
     tcase_add_test(tc, test_mpi_sigterm);
+    tcase_add_test(tc, test_mpi_sigterm_ranks);
+    tcase_add_test(tc, test_mpi_sighup_one_rank);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,12 +1,16 @@
 /* test_faults.c: what a run survives (issue 14). SIGTERM at a step mid-epoch: exit 143, a
  * step_ checkpoint, and its resume ends bit for bit as the uninterrupted run (also after a
  * SIGTERM from outside at random points, and a study stops at once); SIGINT: 130, and
- * a second SIGINT while the run stops ends it at once with the earlier files intact; SIGKILL
+ * a second SIGINT while the run stops ends it at once with the earlier files intact; SIGHUP
+ * (raised twice, or a pty hung up): 129 and a step_ checkpoint, nothing under nohup; stdout a
+ * pipe whose reader left: 141 and the epoch's checkpoint, 0 when the run was done; SIGKILL
  * at seeded random points: every checkpoint left resumes, every metrics line parses, and a
  * resume in the folder repeats no step; a disk that fills up (a small tmpfs, where the test
  * may mount one) and a metrics.jsonl that is /dev/full end with exit 2, never 0; numbers that
  * are not finite are written as null. ./train runs in process (hooks deliver the signals at a
  * precise step) or in a forked child where the signal must end the process. */
+#define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
+
 #include "testutil.h"
 
 #include "train/cli.h"
@@ -17,11 +21,15 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -196,6 +204,187 @@ static double now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static int master = -1; /* test_terminal_closed's pty, held by the child alone */
+
+/* At step `at`, stdout's far end goes: sig SIGHUP, the terminal hangs up as closing its
+ * window does (the pty's master closed: the kernel sends SIGHUP to the session's leader, and
+ * writes to the terminal fail); else wait (up to 20 s) until stdout, a pipe, has no reader. */
+static void at_step_out_gone(tt_run *r, double loss, double grad_norm, void *ctx)
+{
+    (void)loss, (void)grad_norm;
+    const plan *p = ctx;
+    if (r->step != p->at) return;
+    if (p->sig == SIGHUP) close(master);
+    struct pollfd out = {.fd = STDOUT_FILENO, .events = POLLOUT};
+    for (double t0 = now(); !p->sig && !(out.revents & POLLERR) && now() - t0 < 20;)
+        poll(&out, 1, 100);
+}
+
+/* The child's side of test_terminal_closed: a session of its own whose controlling terminal,
+ * a new pty, is its stdin and stdout. */
+static void own_terminal(void)
+{
+    char *slave = NULL;
+    int fd = -1;
+    if (setsid() < 0 || (master = posix_openpt(O_RDWR | O_NOCTTY)) < 0 || grantpt(master) ||
+        unlockpt(master) || !(slave = ptsname(master)) || (fd = open(slave, O_RDWR)) < 0 ||
+        ioctl(fd, TIOCSCTTY, 0) < 0) {
+        perror("test_terminal_closed: no pty");
+        _exit(99);
+    }
+    dup2(fd, STDIN_FILENO), dup2(fd, STDOUT_FILENO);
+}
+
+/* ./train with the arguments (NULL-terminated) in a child: stderr into the test's stderr.txt,
+ * stdout on `out` (-1: unchanged), after prepare() when given. The wait status. */
+static int train_forked(int out, void (*prepare)(void), ...)
+{
+    char *argv[16] = {"train"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, prepare);
+    for (char *a; (a = va_arg(ap, char *)) && argc < 15;) argv[argc++] = a;
+    va_end(ap);
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) { /* _exit: the runner's exit handlers are the parent's */
+        int err = open(path("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (err < 0 || dup2(err, STDERR_FILENO) < 0) _exit(98);
+        if (out >= 0) dup2(out, STDOUT_FILENO);
+        if (prepare) prepare();
+        const int rc = tt_train_main(argc, argv);
+        fflush(stdout); /* as exit would, after main */
+        _exit(rc);
+    }
+    if (out >= 0) close(out);
+    int status = 0;
+    ck_assert(waitpid(child, &status, 0) == child);
+    return status;
+}
+
+/* The test's stderr.txt: exactly one "train: interrupted (SIG) at step ...; resume with:"
+ * line, ending with the checkpoint; that checkpoint, which exists, into ckpt. */
+static void said_once(const char *sig, char *ckpt, size_t len)
+{
+    char err[512], want[64], *text = tt_render_slurp(path("stderr.txt"), err, sizeof err);
+    ck_assert_msg(text, "%s", err);
+    snprintf(want, sizeof want, "train: interrupted (%s) at step ", sig);
+    char *said = strstr(text, want), *from = said ? strstr(said, "--resume ") : NULL;
+    char *end = from ? strchr(from, '\n') : NULL;
+    ck_assert_msg(said == text && from && end && !end[1], "want one line, %s: %s", want, text);
+    *end = '\0';
+    ck_assert_msg(strstr(from, ".safetensors") == end - 12, "%s", text);
+    snprintf(ckpt, len, "%s", from + 9);
+    ck_assert_msg(access(ckpt, F_OK) == 0, "%s: not written", ckpt);
+    free(text);
+}
+
+/* SIGHUP at step 16, and again while the run stops: exit 129, one message and one step_
+ * checkpoint (a repeated hangup is not a second Ctrl-C), which resumes to the end. */
+START_TEST(test_sighup_twice)
+{
+    char msg[4096];
+    plan p = {.at = 16, .sig = SIGHUP, .again = SIGHUP};
+    tt_train_test_hooks(at_step, at_stop, &p);
+    int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    ck_assert_msg(rc == 129, "exit %d: %s", rc, msg);
+    char ckpt[1024];
+    said_once("SIGHUP", ckpt, sizeof ckpt);
+    ck_assert_msg(strstr(msg, "(SIGHUP) at step 16, epoch 2 step 5/11") &&
+                      strstr(ckpt, "run/checkpoints/step_00000016.safetensors"), "%s", msg);
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--resume", ckpt, NULL) == 0,
+                  "%s", msg);
+    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
+    ck_assert_int_eq(check_metrics("run"), 1 + 22 + 2);
+}
+END_TEST
+
+/* SIGHUP ignored when the run starts (nohup): the hangup at step 16 changes nothing. */
+START_TEST(test_nohup)
+{
+    char msg[4096];
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGHUP, &ign, &old);
+    plan p = {.at = 16, .sig = SIGHUP};
+    tt_train_test_hooks(at_step, NULL, &p);
+    int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    sigaction(SIGHUP, &old, NULL);
+    ck_assert_msg(rc == 0, "exit %d under nohup: %s", rc, msg);
+    ck_assert(!exists("run/checkpoints/step_00000016.safetensors"));
+    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
+}
+END_TEST
+
+/* ./train --set `set` with stdout a pipe whose reader takes the first line and leaves
+ * (./train cfg | head -1; the child waits at step 12, epoch 2's first, until it has). The wait
+ * status. */
+static int piped_to_head(const char *set)
+{
+    int fds[2];
+    ck_assert(pipe(fds) == 0);
+    plan p = {.at = 12};
+    tt_train_test_hooks(at_step_out_gone, NULL, &p);
+    fflush(NULL);
+    pid_t reader = fork();
+    ck_assert(reader >= 0);
+    if (reader == 0) {
+        close(fds[1]);
+        char c = 0;
+        while (read(fds[0], &c, 1) == 1 && c != '\n') continue;
+        _exit(c == '\n' ? 0 : 1);
+    }
+    close(fds[0]);
+    int status = train_forked(fds[1], NULL, path("cfg.json"), "--set", set, NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    int head = 0;
+    ck_assert(waitpid(reader, &head, 0) == reader && WIFEXITED(head) && !WEXITSTATUS(head));
+    return status;
+}
+
+/* | head -1: the next write raises SIGPIPE, the run stops at the end of epoch 2 with its
+ * checkpoint, says so once on stderr and exits 141, not killed by the SIGPIPE of a later
+ * write; the checkpoint resumes to the end. When epoch 2 is the last, the run is done: exit
+ * 0, and the write at exit does not kill it either. */
+START_TEST(test_sigpipe_head)
+{
+    int status = piped_to_head("train.epochs=3");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 141, "status %#x", status);
+    char ckpt[1024], msg[4096];
+    said_once("SIGPIPE", ckpt, sizeof ckpt);
+    ck_assert_msg(strstr(ckpt, "run/checkpoints/epoch_002.safetensors"), "%s", ckpt);
+    ck_assert(!exists("run/checkpoints/epoch_003.safetensors"));
+    ck_assert_int_eq(check_metrics("run"), 1 + 22 + 2);
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", "train.epochs=3",
+                                "--resume", ckpt, NULL) == 0, "%s", msg);
+    ck_assert(exists("run/checkpoints/epoch_003.safetensors"));
+    status = piped_to_head(out("done"));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+    ck_assert(exists("done/checkpoints/epoch_002.safetensors"));
+}
+END_TEST
+
+/* The terminal closed at step 16 (stdout on a pty whose master goes; stderr a file here, so
+ * that the message can be read): SIGHUP, exit 129, the step_ checkpoint, which resumes. */
+START_TEST(test_terminal_closed)
+{
+    plan p = {.at = 16, .sig = SIGHUP};
+    tt_train_test_hooks(at_step_out_gone, NULL, &p);
+    int status = train_forked(-1, own_terminal, path("cfg.json"), NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 129, "status %#x", status);
+    char ckpt[1024], msg[4096];
+    said_once("SIGHUP", ckpt, sizeof ckpt);
+    ck_assert_msg(strstr(ckpt, "run/checkpoints/step_00000016.safetensors"), "%s", ckpt);
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--resume", ckpt, NULL) == 0,
+                  "%s", msg);
+    ck_assert(exists("run/checkpoints/epoch_002.safetensors"));
+}
+END_TEST
 
 /* ./train with the arguments in a child; SIGKILLed after `kill_after` seconds (< 0: never).
  * Returns the wait status. */
@@ -450,6 +639,10 @@ Suite *faults_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sigterm_resumes_exactly);
     tcase_add_test(tc, test_sigint_twice);
+    tcase_add_test(tc, test_sighup_twice);
+    tcase_add_test(tc, test_nohup);
+    tcase_add_test(tc, test_sigpipe_head);
+    tcase_add_test(tc, test_terminal_closed);
     tcase_add_test(tc, test_random_kills);
     tcase_add_test(tc, test_random_sigterms);
     tcase_add_test(tc, test_metrics_on_dev_full);

@@ -5,9 +5,9 @@
  * Everything is loaded and checked (config, data, the memory the run needs, checkpoint) before
  * anything is written; then the run folder is locked (one ./train a folder) and claimed. Exit
  * status 0 when done, 2 for any error in the user's input (a write that fails included),
- * 130 / 143 when SIGINT / SIGTERM stopped the run (it wrote a checkpoint and says how to
- * resume): the one place where a status of src/train becomes an exit status and a message on
- * stderr. */
+ * 128 + the signal when SIGINT, SIGTERM, SIGHUP or SIGPIPE stopped the run (it wrote a
+ * checkpoint and says how to resume): the one place where a status of src/train becomes an
+ * exit status and a message on stderr. */
 #include "train/cli.h"
 
 #include "train/run/budget.h"
@@ -44,6 +44,9 @@ static const char USAGE[] =
     "  --dump-first-step FILE  one forward and backward pass on the first training batch,\n"
     "                          written to FILE (safetensors), then exit\n"
     "  -h, --help              this text\n"
+    "Exit status: 0 done; 2 a mistake in the input or a failed write; 128 + the signal that\n"
+    "stopped the run after a checkpoint: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE\n"
+    "(mpirun itself signalled exits 1: Open MPI's status).\n"
     "Every config key, its default and the outputs: README.md.\n";
 /* what a mistake on the command line prints after its message */
 static const char SHORT_USAGE[] =
@@ -73,19 +76,35 @@ static void put_word(FILE *f, const char *w)
 }
 
 /* A signal stopped the run (err says where): the message, how to resume, and 128 + the
- * signal's number, the shell's convention (130 SIGINT, 143 SIGTERM). */
+ * signal's number, the shell's convention (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE).
+ * The line is put together first and written in one write (stderr is unbuffered: word by
+ * word, a process ended meanwhile, mpirun's by its kill, would leave it cut short); a failed
+ * write (the terminal closed, the pipe gone) is let be. */
 static int interrupted(int sig, const char *err, const char *config, const char **sets,
                        int n_sets, const char *checkpoint)
 {
-    fprintf(stderr, "train: %s", err);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) f = stderr; /* no memory for the line: word by word */
+    fprintf(f, "train: %s", err);
     if (checkpoint && *checkpoint) {
-        fputs("; resume with: ./train", stderr);
-        put_word(stderr, config);
-        for (int i = 0; i < n_sets; i++) fputs(" --set", stderr), put_word(stderr, sets[i]);
-        fputs(" --resume", stderr);
-        put_word(stderr, checkpoint);
+        fputs("; resume with:", f);
+        if (tt_dist_size() > 1) fprintf(f, " mpirun -np %d", tt_dist_size());
+        fputs(" ./train", f);
+        put_word(f, config);
+        for (int i = 0; i < n_sets; i++) fputs(" --set", f), put_word(f, sets[i]);
+        fputs(" --resume", f);
+        put_word(f, checkpoint);
     }
-    fputc('\n', stderr);
+    fputc('\n', f);
+    if (f != stderr && fclose(f) == 0) /* one write; a pipe or terminal may take less */
+        for (size_t done = 0; done < len;) {
+            ssize_t n = write(STDERR_FILENO, text + done, len - done);
+            if (n <= 0) break;
+            done += (size_t)n;
+        }
+    free(text);
     return 128 + sig;
 }
 
@@ -187,12 +206,15 @@ int tt_train_main(int argc, char **argv)
         r.on_step = test_on_step, r.on_stop = test_on_stop, r.on_step_ctx = test_ctx;
         rc = tt_run_train(&r, err, sizeof err) ? 2 : 0;
     }
+    fflush(stdout); /* while SIGPIPE is noted, not deadly: stdout may be a closed pipe */
     const int sig = r.stop_signal ? r.stop_signal : study && rc ? tt_signal_caught() : 0;
     tt_signals_release();
-    if (rc && sig && lead) {
-        rc = interrupted(sig, err, config, sets, n_sets, study ? NULL : r.stop_checkpoint);
-    } else if (rc && sig) {
-        rc = 128 + sig; /* every rank stopped after the same step; rank 0 said so */
+    if (rc && sig) {
+        /* every rank stopped after the same step with the same signal; rank 0 says so, and
+         * none exits before it has */
+        rc = lead ? interrupted(sig, err, config, sets, n_sets, study ? NULL : r.stop_checkpoint)
+                  : 128 + sig;
+        tt_dist_barrier();
     } else if (rc && lead) {
         fail(err);
         /* the other ranks may wait for this one in a collective (a write failed here alone) */

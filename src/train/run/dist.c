@@ -215,6 +215,22 @@ bool tt_dist_any(bool flag)
     return any != 0;
 }
 
+int tt_dist_max(int value)
+{
+    int max = value;
+#ifdef TT_WITH_MPI
+    if (g_size > 1) MPI_Allreduce(&value, &max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
+    return max;
+}
+
+void tt_dist_barrier(void)
+{
+#ifdef TT_WITH_MPI
+    if (g_size > 1) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
 int tt_dist_agree(bool failed, const char *err)
 {
     int first = failed ? g_rank : g_size, lowest = first;

@@ -57,6 +57,11 @@ int tt_dist_same(uint64_t value, char *err, size_t errlen);
 void tt_dist_gather(const void *mine, size_t bytes, void *all);
 /* Any rank's flag set (a collective: every rank must call it at the same point). */
 bool tt_dist_any(bool flag);
+/* The largest of the ranks' values (a collective, as tt_dist_any). */
+int tt_dist_max(int value);
+/* Returns when every rank has called it: before the ranks exit, so that none ends while
+ * another still writes (mpirun ends the job when a process exits with a status other than 0). */
+void tt_dist_barrier(void);
 /* Stops every rank now with exit status `code` (MPI_Abort); exit(code) without MPI. For an
  * error one rank met alone while the others may wait in a collective: never a hang. */
 TT_NORETURN void tt_dist_abort(int code);

@@ -308,12 +308,15 @@ static int write_eval(tt_run *r, const tt_metrics_row *m, const tt_eval *e, char
 /* A signal was noted: the checkpoint of this point (mid-epoch checkpoints/step_NNNNNNNN, else
  * the epoch's), unless `written` already or the run keeps none; then -1 with the interruption
  * in err, stop_signal and stop_checkpoint set. The checkpoint is whole or absent: its write is
- * atomic, and a second signal ends the process at once. */
+ * atomic, and a second SIGINT or SIGTERM ends the process at once. */
 static int stop(tt_run *r, const char *written, char *err, size_t errlen)
 {
     const tt_config *c = &r->cfg;
     char *path = r->stop_checkpoint;
     if (r->on_stop) r->on_stop(r, NAN, NAN, r->on_step_ctx);
+    /* every rank stops with one signal, whichever each caught (or none, a rank that stops as
+     * the others do): one exit status for the job, before rank 0's checkpoint can fail */
+    const int sig = tt_dist_max(tt_signal_caught());
     snprintf(path, TT_RUN_CKPT_PATH, "%s", written ? written : "");
     if (!written && !r->no_checkpoints && lead()) {
         if (r->epoch_step)
@@ -326,8 +329,7 @@ static int stop(tt_run *r, const char *written, char *err, size_t errlen)
             tt_checkpoint_save(r, path, err, errlen))
             return -1; /* exit status 2: the checkpoint could not be written */
     }
-    /* over several ranks, one that did not catch the signal stops as the others did */
-    r->stop_signal = tt_signal_caught() ? tt_signal_caught() : SIGTERM;
+    r->stop_signal = sig ? sig : SIGTERM;
     const char *name = tt_signal_name(r->stop_signal);
     if (r->epoch_step)
         return tt_errorf(err, errlen, "interrupted (%s) at step %lld, epoch %d step %d/%d", name,

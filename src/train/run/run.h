@@ -135,16 +135,19 @@ double tt_run_loss(const tt_run *r, const tt_var *loss, double summed);
  * epoch's last step or its evaluation: after the epoch's files): it writes the checkpoint of
  * that point (checkpoints/step_NNNNNNNN.safetensors mid-epoch, else the epoch's, unless
  * no_checkpoints), sets stop_signal and stop_checkpoint, and returns -1 with "interrupted
- * (SIGINT) at step ..." in err; cli.c makes that exit status 130 / 143. */
+ * (SIGINT) at step ..." in err; cli.c makes that exit status 128 + the signal's number. Over
+ * several ranks every rank stops with the same signal, the highest number any rank caught. */
 int tt_run_train(tt_run *r, char *err, size_t errlen);
 
-/* signals.c: tt_signals_catch installs SIGINT and SIGTERM handlers that only note the signal
- * (a second one ends the process at once); tt_signals_release puts the previous ones back and
- * forgets the note. tt_signal_caught: the noted signal, 0 none. */
+/* signals.c: tt_signals_catch installs SIGINT, SIGTERM, SIGHUP and SIGPIPE handlers that only
+ * note the first signal (a second SIGINT or SIGTERM ends the process at once; SIGHUP and SIGPIPE
+ * again are let be; SIGHUP or SIGPIPE ignored at the start stays ignored); tt_signals_release
+ * puts the previous ones back (SIGPIPE ignored if a pipe closed) and forgets the note.
+ * tt_signal_caught: the noted signal, 0 none. */
 void tt_signals_catch(void);
 void tt_signals_release(void);
 int tt_signal_caught(void);
-const char *tt_signal_name(int sig); /* "SIGINT", "SIGTERM" */
+const char *tt_signal_name(int sig); /* "SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE" */
 
 /* metrics.c: the lines of metrics.jsonl, each written whole with the write checked (0, or -1
  * with "DIR/metrics.jsonl: cannot write: REASON"); numbers that are not finite as null.
