@@ -68,14 +68,17 @@ typedef struct found {
     names files, dirs;
 } found;
 
-/* Where the suffix ".tmp.XXXXXX" (six letters and digits, as mkstemp makes it) of a temporary
- * file begins in name, or NULL. */
+/* Where the suffix of a temporary file begins in name, or NULL: ".tmp.XXXXXX" (six letters
+ * and digits, as mkstemp makes them) or ".tmp.PID" (digits, older versions' names). */
 static const char *tmp_suffix(const char *name)
 {
     static const char ALNUM[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    size_t n = strlen(name);
-    const char *t = n > 11 ? name + n - 11 : NULL;
-    return t && !strncmp(t, ".tmp.", 5) && strspn(t + 5, ALNUM) == 6 ? t : NULL;
+    const char *last = NULL;
+    for (const char *t = strstr(name, ".tmp."); t; t = strstr(t + 1, ".tmp.")) last = t;
+    if (!last || !last[5]) return NULL;
+    size_t n = strlen(last + 5);
+    bool made = n == 6 && strspn(last + 5, ALNUM) == 6, pid = strspn(last + 5, "0123456789") == n;
+    return made || pid ? last : NULL;
 }
 
 /* name is what form prints ("%03d", "%08lld" forms: a number as the run writes it; else a
