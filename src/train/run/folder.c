@@ -263,30 +263,33 @@ static int remove_file(const char *dir, const char *rel, char *err, size_t errle
     return rc;
 }
 
-/* Up to `most` names of what dir holds (its files and those of checkpoints/ and attention/)
- * besides run.json, into buf; their count. */
-static int leftovers(const char *dir, char *buf, size_t len, int most)
+/* What the folder dir/rel holds besides run.json (files, links; folders looked into, three
+ * deep, never through a link): up to `most` names into buf at *n; the count. */
+static int leftovers(const char *dir, const char *rel, char *buf, size_t len, size_t *n,
+                     int most)
 {
-    static const char *const subs[] = {"", "checkpoints/", "attention/"};
-    size_t n = 0;
-    int count = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < 3; i++) {
-        char path[PATH_LEN + 16];
-        snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
-        DIR *d = opendir(path);
-        for (struct dirent *e; d && (e = readdir(d));) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-                (!i && (!strcmp(e->d_name, "run.json") || !strcmp(e->d_name, "checkpoints") ||
-                        !strcmp(e->d_name, "attention"))))
-                continue;
-            if (count++ < most)
-                n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s%s",
-                                      n ? ", " : "", subs[i], e->d_name);
+    char path[2 * PATH_LEN + 1024], sub[PATH_LEN + 512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    DIR *d = opendir(path);
+    int count = 0, depth = 0;
+    for (const char *c = rel; *c; c++) depth += *c == '/';
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            (!*rel && !strcmp(e->d_name, "run.json")))
+            continue;
+        if ((size_t)snprintf(sub, sizeof sub - 1, "%s%s", rel, e->d_name) >= sizeof sub - 1)
+            continue;
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, sub);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < 3) {
+            strcat(sub, "/");
+            count += leftovers(dir, sub, buf, len, n, most - count);
+        } else if (count++ < most) {
+            *n += (size_t)snprintf(buf + *n, *n < len ? len - *n : 0, "%s%s", *n ? ", " : "",
+                                   sub);
         }
-        if (d) closedir(d);
     }
-    if (count > most) snprintf(buf + n, n < len ? len - n : 0, " and %d more", count - most);
+    if (d) closedir(d);
     return count;
 }
 
@@ -306,11 +309,12 @@ static int remove_run(const char *dir, const found *f, char *err, size_t errlen)
         if (fd >= 0) unlinkat(fd, last, AT_REMOVEDIR); /* one that holds the user's files stays */
         if (fd >= 0) close(fd);
     }
-    char kept[1024];
-    int n_kept = leftovers(dir, kept, sizeof kept, 8);
+    char kept[1024] = "";
+    size_t len = 0;
+    int n_kept = leftovers(dir, "", kept, sizeof kept, &len, 8);
     printf("--overwrite: removed the %d files of the earlier run in %s", gone, dir);
-    if (n_kept) printf("; kept %d file%s the run did not write: %s", n_kept,
-                       n_kept > 1 ? "s" : "", kept);
+    if (n_kept) printf("; kept %d file%s the run did not write: %s%s", n_kept,
+                       n_kept > 1 ? "s" : "", kept, n_kept > 8 ? " and more" : "");
     printf("\n");
     return 0;
 }
