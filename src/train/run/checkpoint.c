@@ -2,8 +2,9 @@
  * A checkpoint holds the parameters under their PyTorch names, the optimizer state under
  * optim.<kind>.<name>, the optimizer step and the random cursors as I64 optim.* scalars, and
  * in __metadata__ the resolved config, the step, the epoch, the vocabulary and the labels (JSON
- * arrays), and "run", the id of the run that wrote it (its folder's run.json); a mid-epoch checkpoint (checkpoints/step_NNNNNNNN, written when a signal stops
- * the run) adds epoch_loss_sum ("%.17g", so the epoch's mean loss comes out the same) and
+ * arrays), and "run", the id of the run that wrote it (its folder's run.json); a mid-epoch
+ * checkpoint (checkpoints/step_NNNNNNNN, written when a signal stops the run) adds
+ * epoch_loss_sum ("%.17g", so the epoch's mean loss comes out the same) and
  * epoch_tokens. Loading checks all of it before anything changes, so a bad file leaves the run
  * as it was: the header, its values and the config it was trained under first (ckpt_check.c),
  * then, the data's size bounded by the model's, the data and its values. */

@@ -329,30 +329,6 @@ static int write_atomic(const char *path, const char *text, size_t n, char *err,
     return tt_atomic_close(&o, ok, err, errlen);
 }
 
-/* Keeps the lines of metrics.jsonl up to optimizer step `step`, complete lines only (a line
- * that a crash cut short goes too); rewritten atomically when a line goes. The number of lines
- * dropped, or -1 with err. */
-static int cut_metrics(const char *path, int64_t step, char *err, size_t errlen)
-{
-    struct stat st; /* not a file (a link to /dev/null, say): nothing to cut */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    char *text = tt_render_slurp(path, err, errlen);
-    if (!text) return -1;
-    size_t kept = 0;
-    int dropped = 0;
-    for (char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
-        nl = strchr(line, '\n');
-        const char *s = strstr(line, "\"step\": ");
-        bool keep = nl && (!s || s > nl || strtoll(s + 8, NULL, 10) <= step);
-        size_t n = nl ? (size_t)(nl + 1 - line) : strlen(line);
-        if (keep) memmove(text + kept, line, n), kept += n;
-        else dropped++;
-    }
-    int rc = dropped ? write_atomic(path, text, kept, err, errlen) : 0;
-    free(text);
-    return rc ? -1 : dropped;
-}
-
 /* --resume into a folder with a history: what it holds after the checkpoint (r->step, r->epoch)
  * goes, so that its files read as one run: metrics lines, attention epochs (index.html
  * rebuilt), later checkpoints (but the one resumed from), and loss.svg (redrawn after the next
@@ -363,7 +339,7 @@ static int rewind_run(const tt_run *r, const char *resume, const found *f, tt_ru
     const char *dir = r->cfg.output.dir;
     char path[PATH_LEN + 512];
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
-    int lines = cut_metrics(path, r->step, err, errlen), maps = 0, ckpts = 0, maps_left = 0;
+    int lines = tt_run_cut_metrics(path, r->step, err, errlen), maps = 0, ckpts = 0, maps_left = 0;
     if (lines < 0) return -1;
     struct stat from, st;
     bool have_from = stat(resume, &from) == 0;

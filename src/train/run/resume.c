@@ -4,13 +4,15 @@
  * when its metrics.jsonl still holds the checkpoint's step; a new or empty folder takes the
  * resumed run under a new id (run.json's resumed_from names the checkpoint). A folder of an
  * older version (files of a run, no run.json) is continued only from one of its own
- * checkpoints, the very file. Everything is checked before anything in the folder changes. */
+ * checkpoints, the very file. Everything is checked before anything in the folder changes.
+ * The cut itself (folder.c) shortens metrics.jsonl here (tt_run_cut_metrics). */
 #include "train/run/run.h"
 
 #include "train/report/render.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PATH_LEN (2 * TT_CONFIG_PATH + 64)
 
@@ -43,12 +45,17 @@ int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record
     /* the step whose evaluation line the folder must hold: a mid-epoch checkpoint's epoch
      * began after the evaluation of the epoch before */
     const int64_t eval_step = (int64_t)r->epoch * r->steps_per_epoch;
-    static const char hint[] =
-        "HINT: --set output.dir=NEW_FOLDER resumes into a new folder (the checkpoint's run goes "
-        "on there); if %s's run is to be discarded, ./train CONFIG --overwrite starts a new run "
-        "in it (--overwrite with --resume is refused), or remove the folder first";
-    char how[sizeof hint + PATH_LEN];
-    snprintf(how, sizeof how, hint, dir);
+    /* the checkpoint's own folder, when its path shows it (DIR/checkpoints/NAME) */
+    char own[PATH_LEN] = "";
+    const char *at = strstr(resume, "/checkpoints/");
+    if (at && !strchr(at + 13, '/'))
+        snprintf(own, sizeof own, "--set output.dir=%.*s resumes in the checkpoint's own "
+                 "folder, ", (int)(at - resume), resume);
+    char how[3 * PATH_LEN];
+    snprintf(how, sizeof how, "HINT: %s--set output.dir=NEW_FOLDER in a new one (the "
+             "checkpoint's run goes on there); if %s's run is to be discarded, ./train CONFIG "
+             "--overwrite starts a new run in it (--overwrite with --resume is refused), or "
+             "remove the folder first", own, dir);
     if (found && !strcmp(rec->id, ckpt_run)) {
         if (has_eval(path, eval_step)) return 0;
         return tt_errorf(err, errlen, "%s: this folder is run %s's (started %s), the run of %s, "
@@ -68,4 +75,31 @@ int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record
                      "older version, its run unknown), and %s is not one of its checkpoints/; "
                      "resuming here could mix two runs, so nothing was changed\n%s", dir, resume,
                      how);
+}
+
+/* A line that a crash cut short goes too. */
+int tt_run_cut_metrics(const char *path, int64_t step, char *err, size_t errlen)
+{
+    struct stat st; /* not a file (a link to /dev/null, say): nothing to cut */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    char *text = tt_render_slurp(path, err, errlen);
+    if (!text) return -1;
+    size_t kept = 0;
+    int dropped = 0;
+    for (char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+        nl = strchr(line, '\n');
+        const char *s = strstr(line, "\"step\": ");
+        bool keep = nl && (!s || s > nl || strtoll(s + 8, NULL, 10) <= step);
+        size_t n = nl ? (size_t)(nl + 1 - line) : strlen(line);
+        if (keep) memmove(text + kept, line, n), kept += n;
+        else dropped++;
+    }
+    int rc = 0;
+    if (dropped) {
+        tt_atomic_file o;
+        rc = tt_atomic_open(&o, path, err, errlen);
+        if (!rc) rc = tt_atomic_close(&o, fwrite(text, 1, kept, o.f) == kept, err, errlen);
+    }
+    free(text);
+    return rc ? -1 : dropped;
 }

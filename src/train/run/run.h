@@ -172,13 +172,17 @@ typedef struct tt_progress {
 } tt_progress;
 const char *tt_progress_format(char *out, size_t len, const tt_progress *p, int width);
 
-/* folder.c, the run folder (output.dir); the list of the files a run writes is there. Before
- * anything is written: a folder that holds a run's files is refused (-1, err names the folder,
- * what it holds and the ways out: --resume its latest checkpoint, --overwrite, another
- * output.dir) unless `overwrite`, which removes those files (never others) and the folders
- * left empty, or `resume` (the checkpoint path, already loaded into r), which keeps the
- * folder's history up to the checkpoint's step and epoch and drops what came after. Unless it
- * refuses, the temporary files of killed writers (NAME.tmp.XXXXXX) are removed first. */
+/* folder.c, the run folder (output.dir). Before anything is written: a checkpoints/,
+ * attention/ or metrics.jsonl that is a link is refused; a folder that holds a run's files (its
+ * run.json's list; in a folder of an older version, the names a run writes) is refused (-1,
+ * err names the folder, what it holds and the ways out: --resume its latest checkpoint,
+ * --overwrite, another output.dir) unless `overwrite`, which removes those files (never others,
+ * never through a link) and the folders left empty, or `resume` (the checkpoint path, already
+ * loaded into r), which must be the folder's own run (tt_run_resume_check) and keeps the
+ * folder's history up to the checkpoint's step and epoch, dropping what came after. Unless it
+ * refuses, the temporary files of killed writers (NAME.tmp.XXXXXX) are removed first; then
+ * the folder's record (run.json) is begun: the same run's on resume into its own folder, else
+ * a new one. */
 int tt_run_folder_claim(tt_run *r, const char *resume, bool overwrite, char *err, size_t errlen);
 /* record.c: run.json, a run folder's record (its run's id, start, the checkpoint a resumed
  * run came from, the files the run wrote, relative to the folder). One record is active at a
@@ -221,6 +225,9 @@ bool tt_record_active_lists(const char *dir, const char *name);
  * the ways out) otherwise. */
 int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record *rec,
                         bool found, bool has_files, bool same_file, char *err, size_t errlen);
+/* metrics.jsonl at path cut back to the lines up to optimizer step `step` (complete lines
+ * only), rewritten atomically when a line goes: the number of lines dropped, or -1 with err. */
+int tt_run_cut_metrics(const char *path, int64_t step, char *err, size_t errlen);
 /* One ./train a folder: dir made if need be, then an exclusive flock on it, held by *fd
  * (close-on-exec) until it is closed or the process ends (the kernel releases it even after a
  * SIGKILL). No lock file: nothing in the folder changes. Taken after every input check and
@@ -250,8 +257,9 @@ typedef struct tt_ckpt_info {
     char run[TT_RUN_ID_LEN + 1]; /* the run that wrote it ("": it names none) */
 } tt_ckpt_info;
 /* From the header alone (tt_st_open), before any data is read: format, config present, epoch
- * (0..999999) and step >= epoch (plain decimal integers), the mid-epoch pair (both or none;
- * epoch_loss_sum finite >= 0, epoch_tokens an integer). */
+ * (0..999999) and step >= epoch (plain decimal integers), run (if there: tt_record_id_valid,
+ * into out->run), the mid-epoch pair (both or none; epoch_loss_sum finite >= 0, epoch_tokens
+ * an integer). */
 int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info *out,
                              char *err, size_t errlen);
 /* --resume, the run's steps_per_epoch known: step must be epoch * steps_per_epoch, or lie
