@@ -16,8 +16,9 @@
 
 #define PATH_LEN (2 * TT_CONFIG_PATH + 64)
 
-/* metrics.jsonl at path holds the evaluation line of optimizer step `step` */
-static bool has_eval(const char *path, int64_t step)
+/* metrics.jsonl at path holds the evaluation line of optimizer step `from` or, when `to` is
+ * past it, any line of a step in [from, to] */
+static bool has_history(const char *path, int64_t from, int64_t to)
 {
     char *text = tt_render_slurp(path, NULL, 0);
     bool found = false;
@@ -25,7 +26,8 @@ static bool has_eval(const char *path, int64_t step)
         nl = strchr(line, '\n');
         if (nl) *nl = '\0';
         const char *s = strstr(line, "\"step\": ");
-        found = nl && s && strtoll(s + 8, NULL, 10) == step && strstr(line, "\"valid_loss\"");
+        long long k = s ? strtoll(s + 8, NULL, 10) : -1;
+        found = nl && s && k >= from && k <= to && (k > from || strstr(line, "\"valid_loss\""));
     }
     free(text);
     return found;
@@ -42,8 +44,9 @@ int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record
     const char *dir = r->cfg.output.dir, *ckpt_run = r->resumed_run;
     char path[PATH_LEN];
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
-    /* the step whose evaluation line the folder must hold: a mid-epoch checkpoint's epoch
-     * began after the evaluation of the epoch before */
+    /* the folder must hold the evaluation line of the checkpoint's epoch; for a mid-epoch
+     * checkpoint that of the epoch before, or a line of the steps since (a folder that a
+     * resume began holds no evaluation before its first epoch) */
     const int64_t eval_step = (int64_t)r->epoch * r->steps_per_epoch;
     /* the checkpoint's own folder, when its path shows it (DIR/checkpoints/NAME) */
     char own[PATH_LEN] = "";
@@ -57,7 +60,7 @@ int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record
              "--overwrite starts a new run in it (--overwrite with --resume is refused), or "
              "remove the folder first", own, dir);
     if (found && !strcmp(rec->id, ckpt_run)) {
-        if (has_eval(path, eval_step)) return 0;
+        if (has_history(path, eval_step, r->step)) return 0;
         return tt_errorf(err, errlen, "%s: this folder is run %s's (started %s), the run of %s, "
                          "but its metrics.jsonl holds no evaluation of step %lld, where that "
                          "checkpoint stands (its history was cut back before, or the file was "
