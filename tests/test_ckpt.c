@@ -401,8 +401,32 @@ START_TEST(test_run_identity)
     ck_assert_msg(strstr(msg, "this folder belongs to run") && strstr(msg, "none named") &&
                   strstr(msg, "HINT:"), "%s", msg);
     snap_equal("a checkpoint of no run", &before, "run");
+    /* a run.json that is no record (or a link) leaves the folder's run unknown: refused */
+    char *record = tt_render_slurp(path("run/run.json"), msg, sizeof msg);
+    ck_assert_msg(record, "%s", msg);
+    static const char *const broken[] = {"{\"run\": \"x\", \"files\": []}\n",
+                                         "{\"run\": \"0123456789abcdef0123456789abcdef\", "
+                                         "\"started\": \"now\", \"files\": [\"../x\"]}\n"};
+    for (int i = 0; i < 3; i++) {
+        if (i < 2) tt_test_put("run/run.json", broken[i]);
+        else ck_assert(!unlink(path("run/run.json")) && !symlink("run.real", path("run/run.json")));
+        for (int k = 0; k < 2; k++) {
+            free(before.buf);
+            before = (tt_test_snap){0};
+            tt_test_snapshot(&before, path("run"), "");
+            ck_assert_int_eq(k ? call(tt_train_main, path("cfg.json"), "--overwrite", NULL)
+                               : call(tt_train_main, path("cfg.json"), "--resume", path(CKPT),
+                                      NULL), 2);
+            ck_assert_msg(strstr(msg, "run.json: ") && strstr(msg, "nothing was changed"), "%s",
+                          msg);
+            snap_equal("a broken run.json", &before, "run");
+        }
+    }
     free(before.buf);
     before = (tt_test_snap){0};
+    ck_assert_int_eq(unlink(path("run/run.json")), 0);
+    tt_test_put("run/run.json", record);
+    free(record);
     /* the folder of an older version: no run.json */
     ck_assert_int_eq(unlink(path("run/run.json")), 0);
     tt_test_snapshot(&before, path("run"), "");
