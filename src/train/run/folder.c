@@ -6,7 +6,7 @@
  * step_NNNNNNNN.safetensors, attention/epoch_NNN.json|svg and attention/index.html; a study's
  * report.md, worked_examples.md, CSV and SVG files, and its trainings' folders train_<variant>/,
  * a run folder each). A temporary file of an atomic write (NAME.tmp.XXXXXX, mkstemp's six
- * letters and digits) that a killed process left is removed when the next run claims the
+ * letters and digits, or NAME.tmp.PID of older versions) that a killed process left is removed when the next run claims the
  * folder: under the folder's lock (tt_run_folder_lock), no live writer owns one. Removal goes
  * by unlinkat on the name, inside folders opened without following links, and a folder whose
  * checkpoints/, attention/ or metrics.jsonl is a link is refused before anything changes. */
@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -89,9 +88,9 @@ static bool name_of(const char *form, const char *name)
     if (!pct || pct[1] == '\0') return fnmatch(form, name, 0) == 0;
     size_t pre = (size_t)(pct - form);
     if (strncmp(name, form, pre) || name[pre] < '0' || name[pre] > '9') return false;
-    char *end, again[512];
-    long long k = strtoll(name + pre, &end, 10);
-    if (k < 0 || k > 99999999) return false;
+    char again[512];
+    long long k = strtoll(name + pre, NULL, 10);
+    if (k < 0 || k > 999999999999999LL || (!strstr(form, "lld") && k > 999999)) return false;
     if (strstr(form, "lld")) snprintf(again, sizeof again, form, k);
     else snprintf(again, sizeof again, form, (int)k);
     return strcmp(again, name) == 0;
