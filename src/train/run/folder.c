@@ -6,10 +6,11 @@
  * step_NNNNNNNN.safetensors, attention/epoch_NNN.json|svg and attention/index.html; a study's
  * report.md, worked_examples.md, CSV and SVG files, and its trainings' folders train_<variant>/,
  * a run folder each). A temporary file of an atomic write (NAME.tmp.XXXXXX, mkstemp's six
- * letters and digits, or NAME.tmp.PID of older versions) that a killed process left is removed when the next run claims the
- * folder: under the folder's lock (tt_run_folder_lock), no live writer owns one. Removal goes
- * by unlinkat on the name, inside folders opened without following links, and a folder whose
- * checkpoints/, attention/ or metrics.jsonl is a link is refused before anything changes. */
+ * letters and digits, or NAME.tmp.PID of older versions) that a killed process left is
+ * removed when the next run claims the folder: under the folder's lock (tt_run_folder_lock),
+ * no live writer owns one. Removal goes by unlinkat on the name, inside folders opened without
+ * following links, and a folder whose checkpoints/, attention/ or metrics.jsonl is a link is
+ * refused before anything changes. */
 #define _DEFAULT_SOURCE /* flock */
 #include "train/report/render.h"
 #include "train/run/run.h"
