@@ -13,6 +13,7 @@
 #include "tensor/safetensors.h"
 #include "train/cli.h"
 #include "train/infer.h"
+#include "train/report/render.h"
 #include "train/run/run.h"
 
 #include <cjson/cJSON.h>
@@ -138,6 +139,8 @@ START_TEST(test_bad_values)
         {.key = "epoch", .val = "1000000", .want = "__metadata__.epoch"},
         {.key = "epoch", .val = NULL, .want = "__metadata__.epoch"},
         {.key = "format", .val = "safetensors", .want = "__metadata__.format"},
+        {.key = "run", .val = "not-a-run-id", .want = "__metadata__.run"},
+        {.key = "run", .val = "0123456789ABCDEF0123456789ABCDEF", .want = "__metadata__.run"},
         {.key = "epoch_loss_sum", .val = "3.5", .want = "epoch_tokens"},
         {.key = "epoch_loss_sum", .val = "nan", .key2 = "epoch_tokens", .val2 = "40",
          .want = "epoch_loss_sum"},
@@ -375,6 +378,85 @@ START_TEST(test_stale_temp_files)
 }
 END_TEST
 
+static void snap_equal(const char *label, const tt_test_snap *before, const char *dir)
+{
+    tt_test_snap after = {0};
+    tt_test_snapshot(&after, path(dir), "");
+    ck_assert_msg(before->n == after.n && memcmp(before->buf, after.buf, before->n) == 0,
+                  "%s changed %s", label, dir);
+    free(after.buf);
+}
+
+/* A checkpoint that names no run (an older version's) is refused by a folder that has a
+ * run.json; a folder with none (an older version's) takes only one of its own checkpoints,
+ * the very file, and then gets a run.json listing its files; --overwrite of such a folder
+ * removes the exact names a run writes, never a file of the user's named like one. */
+START_TEST(test_run_identity)
+{
+    rewrite(path(CKPT), path("legacy.safetensors"), &(edit){.key = "run", .val = NULL});
+    tt_test_snap before = {0};
+    tt_test_snapshot(&before, path("run"), "");
+    ck_assert_int_eq(call(tt_train_main, path("cfg.json"), "--resume", path("legacy.safetensors"),
+                          "--set", "train.epochs=2", NULL), 2);
+    ck_assert_msg(strstr(msg, "this folder belongs to run") && strstr(msg, "none named") &&
+                  strstr(msg, "HINT:"), "%s", msg);
+    snap_equal("a checkpoint of no run", &before, "run");
+    /* a run.json that is no record (or a link) leaves the folder's run unknown: refused */
+    char *record = tt_render_slurp(path("run/run.json"), msg, sizeof msg);
+    ck_assert_msg(record, "%s", msg);
+    static const char *const broken[] = {"{\"run\": \"x\", \"files\": []}\n",
+                                         "{\"run\": \"0123456789abcdef0123456789abcdef\", "
+                                         "\"started\": \"now\", \"files\": [\"../x\"]}\n"};
+    for (int i = 0; i < 3; i++) {
+        if (i < 2) tt_test_put("run/run.json", broken[i]);
+        else ck_assert(!unlink(path("run/run.json")) && !symlink("run.real", path("run/run.json")));
+        for (int k = 0; k < 2; k++) {
+            free(before.buf);
+            before = (tt_test_snap){0};
+            tt_test_snapshot(&before, path("run"), "");
+            ck_assert_int_eq(k ? call(tt_train_main, path("cfg.json"), "--overwrite", NULL)
+                               : call(tt_train_main, path("cfg.json"), "--resume", path(CKPT),
+                                      NULL), 2);
+            ck_assert_msg(strstr(msg, "run.json: ") && strstr(msg, "nothing was changed"), "%s",
+                          msg);
+            snap_equal("a broken run.json", &before, "run");
+        }
+    }
+    free(before.buf);
+    before = (tt_test_snap){0};
+    ck_assert_int_eq(unlink(path("run/run.json")), 0);
+    tt_test_put("run/run.json", record);
+    free(record);
+    /* the folder of an older version: no run.json */
+    ck_assert_int_eq(unlink(path("run/run.json")), 0);
+    tt_test_snapshot(&before, path("run"), "");
+    ck_assert_int_eq(call(tt_train_main, path("cfg.json"), "--resume", path("legacy.safetensors"),
+                          "--set", "train.epochs=2", NULL), 2);
+    ck_assert_msg(strstr(msg, "no run.json") && strstr(msg, "not one of its checkpoints"), "%s",
+                  msg);
+    snap_equal("a checkpoint from elsewhere", &before, "run");
+    free(before.buf);
+    ck_assert_msg(call(tt_train_main, path("cfg.json"), "--resume", path(CKPT), "--set",
+                       "train.epochs=2", NULL) == 0, "%s", msg);
+    char err[512], *text = tt_render_slurp(path("run/run.json"), err, sizeof err);
+    ck_assert_msg(text && strstr(text, "\"checkpoints/epoch_001.safetensors\"") &&
+                  strstr(text, "\"checkpoints/epoch_002.safetensors\"") &&
+                  strstr(text, "\"metrics.jsonl\""), "%s", text ? text : err);
+    free(text);
+    /* --overwrite of an older version's folder: the exact names only */
+    ck_assert_int_eq(unlink(path("run/run.json")), 0);
+    static const char *const mine[] = {"run/checkpoints/epoch_0001.safetensors",
+                                       "run/checkpoints/epoch_001.safetensors.tmp.mine",
+                                       "run/checkpoints/step_1.safetensors",
+                                       "run/metrics.jsonl.tmp.x"};
+    for (int i = 0; i < 4; i++) tt_test_put(mine[i], "the user's\n");
+    ck_assert_msg(call(tt_train_main, path("cfg.json"), "--overwrite", NULL) == 0, "%s", msg);
+    for (int i = 0; i < 4; i++) ck_assert_msg(exists(mine[i]), "%s was removed", mine[i]);
+    ck_assert(!exists("run/checkpoints/epoch_002.safetensors") && exists(CKPT));
+    ck_assert_msg(strstr(out, "kept 4 files the run did not write"), "%s", out);
+}
+END_TEST
+
 /* A second ./train into a folder whose lock another process holds exits 2 and changes no
  * byte there; the lock goes with its holder, even one killed by SIGKILL. */
 START_TEST(test_folder_lock)
@@ -451,6 +533,7 @@ Suite *ckpt_suite(void)
     tcase_add_test(tf, test_atomic_names);
     tcase_add_test(tf, test_stale_temp_files);
     tcase_add_test(tf, test_folder_lock);
+    tcase_add_test(tf, test_run_identity);
     suite_add_tcase(s, tf);
     return s;
 }

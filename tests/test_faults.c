@@ -520,7 +520,8 @@ START_TEST(test_random_kills)
 }
 END_TEST
 
-/* metrics.jsonl a link to /dev/full: the resume into it ends with exit 2, naming the file. */
+/* metrics.jsonl a link to /dev/full: the resume into it is refused up front (a run never
+ * writes through a link), exit 2 naming the file; the folder stays as it was. */
 START_TEST(test_metrics_on_dev_full)
 {
     char msg[4096];
@@ -528,11 +529,18 @@ START_TEST(test_metrics_on_dev_full)
                                 NULL) == 0, "%s", msg);
     ck_assert(unlink(path("run/metrics.jsonl")) == 0);
     ck_assert(symlink("/dev/full", path("run/metrics.jsonl")) == 0);
+    tt_test_snap before = {0}, after = {0};
+    tt_test_snapshot(&before, path("run"), "");
     int rc = tt_test_train(msg, sizeof msg, path("cfg.json"), "--resume",
                            path("run/checkpoints/epoch_001.safetensors"), NULL);
     ck_assert_msg(rc == 2, "exit %d: %s", rc, msg);
-    ck_assert_msg(strstr(msg, "metrics.jsonl: cannot write") && strstr(msg, "No space left"),
+    ck_assert_msg(strstr(msg, "metrics.jsonl: is a symbolic link") && strstr(msg, "HINT:"),
                   "%s", msg);
+    tt_test_snapshot(&after, path("run"), "");
+    ck_assert_msg(before.n == after.n && memcmp(before.buf, after.buf, before.n) == 0,
+                  "a refused resume changed the folder");
+    free(before.buf);
+    free(after.buf);
 }
 END_TEST
 

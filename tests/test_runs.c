@@ -8,6 +8,8 @@
  * fits every terminal width. */
 #include "testutil.h"
 
+#include "tensor/safetensors.h"
+#include "train/cli.h"
 #include "train/data/data.h"
 #include "train/report/render.h"
 #include "train/run/run.h"
@@ -16,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +180,160 @@ START_TEST(test_resume_cuts_history)
     a = metrics("cut");
     ck_assert_msg(!strstr(a, "\"epoch\": 3") && strstr(a, "\"epoch\": 2"), "%s", a);
     free(a);
+}
+END_TEST
+
+/* ./train with the arguments (NULL-terminated): its stdout into said (len bytes; stderr too
+ * when it fails); the exit status. */
+static int train_out(char *said, size_t len, ...)
+{
+    char message[4096];
+    va_list ap;
+    va_start(ap, len);
+    int rc = tt_test_main(tt_train_main, said, message, len < sizeof message ? len : sizeof message,
+                          ap);
+    va_end(ap);
+    if (rc) snprintf(said, len, "%s", message);
+    return rc;
+}
+
+/* The run id in RUN/run.json (33 bytes). */
+static void run_id(const char *run, char *id)
+{
+    char *text = read_in(run, "run.json");
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *v = cJSON_GetObjectItem(root, "run");
+    ck_assert_msg(cJSON_IsString(v) && strlen(v->valuestring) == 32, "%s", text);
+    strcpy(id, v->valuestring);
+    cJSON_Delete(root);
+    free(text);
+}
+
+/* nothing under the test's folder `run` differs from snapshot `before` */
+static void unchanged(const char *label, const tt_test_snap *before, const char *run)
+{
+    tt_test_snap after = {0};
+    tt_test_snapshot(&after, path(run), "");
+    ck_assert_msg(before->n == after.n && memcmp(before->buf, after.buf, before->n) == 0,
+                  "%s changed the folder %s", label, run);
+    free(after.buf);
+}
+
+/* --resume of another run's checkpoint into a folder (output.dir forgotten) is refused, exit
+ * 2, naming the folder's run and both ways out, and nothing there changes; so is a checkpoint
+ * of the folder's own run whose step its metrics.jsonl no longer holds. Into a new folder the
+ * resumed run gets a new id, and run.json names where it came from. */
+START_TEST(test_resume_into_another_run)
+{
+    char msg[4096], id[40], other[40], want[1400];
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", "train.lr=0.001",
+                                NULL) == 0, "%s", msg);
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("a"), NULL) == 0,
+                  "%s", msg);
+    run_id("run", id);
+    run_id("a", other);
+    ck_assert_str_ne(id, other);
+    tt_test_snap before = {0};
+    tt_test_snapshot(&before, path("run"), "");
+    ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--resume",
+                                   path("a/checkpoints/epoch_001.safetensors"), NULL), 2);
+    snprintf(want, sizeof want, "%s: this folder belongs to run %s", path("run"), id);
+    ck_assert_msg(strstr(msg, want) && strstr(msg, other), "%s", msg);
+    ck_assert_msg(strstr(msg, "HINT: --set output.dir=") && strstr(msg, "--overwrite"), "%s",
+                  msg);
+    unchanged("a resume of another run", &before, "run");
+    free(before.buf);
+    before = (tt_test_snap){0};
+    /* the folder's own run, from a checkpoint past the history it holds now */
+    char copy[1200], from[1200];
+    snprintf(copy, sizeof copy, "%s", path("a_epoch_002.safetensors"));
+    snprintf(from, sizeof from, "%s", path("a/checkpoints/epoch_002.safetensors"));
+    ck_assert_int_eq(link(from, copy), 0);
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("a"), "--set",
+                                "train.epochs=1", "--resume",
+                                path("a/checkpoints/epoch_001.safetensors"), NULL) == 0,
+                  "%s", msg);
+    ck_assert(!exists("a/checkpoints/epoch_002.safetensors"));
+    tt_test_snapshot(&before, path("a"), "");
+    ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("a"),
+                                   "--resume", copy, NULL), 2);
+    snprintf(want, sizeof want, "holds no evaluation of step %d", 2 * STEPS_PER_EPOCH);
+    ck_assert_msg(strstr(msg, want) && strstr(msg, other), "%s", msg);
+    unchanged("a resume past the folder's history", &before, "a");
+    free(before.buf);
+    /* into a new folder: a run of its own that names the checkpoint it came from */
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("b"),
+                                "--set", "train.epochs=3", "--resume", copy, NULL) == 0,
+                  "%s", msg);
+    char fresh[40], *text = read_in("b", "run.json");
+    run_id("b", fresh);
+    ck_assert_msg(strcmp(fresh, other) && strcmp(fresh, id) && strstr(text, other) &&
+                  strstr(text, "a_epoch_002.safetensors"), "%s", text);
+    free(text);
+    /* its checkpoints carry its id */
+    tt_st_file f;
+    char err[512];
+    snprintf(from, sizeof from, "%s", path("b/checkpoints/epoch_003.safetensors"));
+    ck_assert_msg(tt_st_open(&f, from, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(tt_st_meta(&f, "run") && !strcmp(tt_st_meta(&f, "run"), fresh), "%s",
+                  tt_st_meta(&f, "run") ? tt_st_meta(&f, "run") : "no run");
+    tt_st_close(&f);
+}
+END_TEST
+
+/* --overwrite checks everything before the old run goes: a config it refuses leaves the
+ * folder as it was; a linked checkpoints/ or metrics.jsonl is refused (nothing deleted or
+ * written through the link). Then it removes only the files the run wrote: the user's files,
+ * even those named like the run's, stay, the viewer reads none of them, and the message
+ * names them. */
+START_TEST(test_overwrite_is_transactional)
+{
+    char msg[4096];
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), NULL) == 0, "%s", msg);
+    static const char *const mine[] = {"run/attention/epoch_notes.json",
+                                       "run/attention/epoch_0001.json",
+                                       "run/checkpoints/epoch_001.safetensors.tmp.mine"};
+    for (int i = 0; i < 3; i++) tt_test_put(mine[i], "x\n");
+    tt_test_snap before = {0};
+    tt_test_snapshot(&before, path("run"), "");
+    ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--overwrite", "--set",
+                                   "train.lr=-1", NULL), 2);
+    unchanged("a refused --overwrite", &before, "run");
+    /* a checkpoints/ that links to another folder */
+    ck_assert_int_eq(mkdir(path("elsewhere"), 0777), 0);
+    tt_test_put("elsewhere/epoch_001.safetensors", "the user's\n");
+    ck_assert_int_eq(rename(path("run/checkpoints"), path("ckpts")), 0);
+    ck_assert_int_eq(symlink(path("elsewhere"), path("run/checkpoints")), 0);
+    ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--overwrite", NULL), 2);
+    ck_assert_msg(strstr(msg, "checkpoints: is a symbolic link"), "%s", msg);
+    ck_assert(exists("elsewhere/epoch_001.safetensors") && exists("run/metrics.jsonl"));
+    ck_assert_int_eq(unlink(path("run/checkpoints")), 0);
+    ck_assert_int_eq(rename(path("ckpts"), path("run/checkpoints")), 0);
+    /* a metrics.jsonl that links to the user's file */
+    tt_test_put("user.jsonl", "the user's\n");
+    ck_assert_int_eq(rename(path("run/metrics.jsonl"), path("metrics.jsonl")), 0);
+    ck_assert_int_eq(symlink(path("user.jsonl"), path("run/metrics.jsonl")), 0);
+    ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--overwrite", NULL), 2);
+    ck_assert_msg(strstr(msg, "metrics.jsonl: is a symbolic link"), "%s", msg);
+    char *text = read_in(".", "user.jsonl");
+    ck_assert_str_eq(text, "the user's\n");
+    free(text);
+    ck_assert_int_eq(unlink(path("run/metrics.jsonl")), 0);
+    ck_assert_int_eq(rename(path("metrics.jsonl"), path("run/metrics.jsonl")), 0);
+    unchanged("the refused --overwrite runs", &before, "run");
+    free(before.buf);
+    /* the overwrite itself: the user's files stay, named in what it says */
+    char said[8192];
+    ck_assert_msg(train_out(said, sizeof said, path("cfg.json"), "--overwrite", "--set",
+                            "train.epochs=1", NULL) == 0, "%s", said);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(exists(mine[i]), "%s was removed", mine[i]);
+        ck_assert_msg(strstr(said, mine[i] + 4), "%s not named: %s", mine[i], said);
+    }
+    ck_assert_msg(strstr(said, "kept 3 files the run did not write"), "%s", said);
+    int epochs[8];
+    ck_assert_int_eq(viewer_epochs("run", epochs, 8), 2);
+    ck_assert(!exists("run/attention/epoch_002.json"));
 }
 END_TEST
 
@@ -405,6 +562,8 @@ Suite *runs_suite(void)
     tcase_add_test(tc, test_second_run_refused);
     tcase_add_test(tc, test_overwrite_keeps_only_the_new_run);
     tcase_add_test(tc, test_resume_cuts_history);
+    tcase_add_test(tc, test_resume_into_another_run);
+    tcase_add_test(tc, test_overwrite_is_transactional);
     tcase_add_test(tc, test_schedule_epochs_on_resume);
     tcase_add_test(tc, test_valid_share);
     tcase_add_test(tc, test_study_leaves_nothing_empty);

@@ -121,6 +121,13 @@ int tt_atomic_open(tt_atomic_file *o, const char *path, char *err, size_t errlen
     return 0;
 }
 
+static tt_atomic_hook atomic_hook;
+
+void tt_atomic_set_hook(tt_atomic_hook hook)
+{
+    atomic_hook = hook;
+}
+
 int tt_atomic_close(tt_atomic_file *o, bool ok, char *err, size_t errlen)
 {
     const char *failed = NULL;
@@ -134,8 +141,10 @@ int tt_atomic_close(tt_atomic_file *o, bool ok, char *err, size_t errlen)
                   strerror(errno ? errno : EIO));
     if (!ok || failed) unlink(o->tmp);
     free(o->tmp);
+    int rc = ok && !failed ? 0 : -1;
+    if (!rc && atomic_hook) rc = atomic_hook(o->path, err, errlen);
     *o = (tt_atomic_file){0};
-    return ok && !failed ? 0 : -1;
+    return rc;
 }
 
 static int cmp_double(const void *a, const void *b)

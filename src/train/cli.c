@@ -221,6 +221,7 @@ int tt_train_main(int argc, char **argv)
         if (tt_dist_size() > 1 && !r.err_all) tt_dist_abort(rc);
     }
 out:
+    tt_record_end(); /* the run folder's record (run.json), if one was begun */
     tt_run_free(&r);
     if (lock >= 0) close(lock);
     return rc;

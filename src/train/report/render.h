@@ -32,6 +32,10 @@ int tt_render_heatmap_svg_titled(const tt_attn_epoch *e, const char *title, cons
  * (loss_plot.c) embedded as inline SVG when it exists. When it has rendered, the page sets
  * document.body.dataset.ttReady = "1"; a script error sets dataset.ttError to the message. */
 int tt_render_index_html(const char *attention_dir, char *err, size_t errlen);
+/* The same with the epoch files that listed(DIR, NAME) accepts only (a run's: the files its
+ * record lists, so a file of the user's named like one is never read). */
+int tt_render_index_html_of(const char *attention_dir, bool (*listed)(const char *, const char *),
+                            char *err, size_t errlen);
 
 /* ---- line plots (render_plot.c) ---- */
 

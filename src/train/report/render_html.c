@@ -30,8 +30,10 @@ static void free_epochs(epoch_text *v, int n)
     free(v);
 }
 
-/* Every DIR/epoch_*.json, validated, sorted by its "epoch"; NULL with err on the first bad one. */
-static epoch_text *read_epochs(const char *dir, int *n, char *err, size_t errlen)
+/* Every DIR/epoch_*.json (that listed accepts, when not NULL), validated, sorted by its
+ * "epoch"; NULL with err on the first bad one. */
+static epoch_text *read_epochs(const char *dir, bool (*listed)(const char *, const char *),
+                               int *n, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -43,7 +45,8 @@ static epoch_text *read_epochs(const char *dir, int *n, char *err, size_t errlen
     *n = 0;
     for (struct dirent *de; (de = readdir(d));) {
         size_t len = strlen(de->d_name);
-        if (len < 11 || strncmp(de->d_name, "epoch_", 6) || strcmp(de->d_name + len - 5, ".json"))
+        if (len < 11 || strncmp(de->d_name, "epoch_", 6) ||
+            strcmp(de->d_name + len - 5, ".json") || (listed && !listed(dir, de->d_name)))
             continue;
         char *path = tt_xmalloc(strlen(dir) + len + 2);
         sprintf(path, "%s/%s", dir, de->d_name);
@@ -167,8 +170,14 @@ static void put_page(FILE *f, const page_parts *p)
 
 int tt_render_index_html(const char *attention_dir, char *err, size_t errlen)
 {
+    return tt_render_index_html_of(attention_dir, NULL, err, errlen);
+}
+
+int tt_render_index_html_of(const char *attention_dir, bool (*listed)(const char *, const char *),
+                            char *err, size_t errlen)
+{
     int n = 0;
-    epoch_text *v = read_epochs(attention_dir, &n, err, errlen);
+    epoch_text *v = read_epochs(attention_dir, listed, &n, err, errlen);
     if (!v) return -1;
     char *path = tt_xmalloc(strlen(attention_dir) + 16);
     sprintf(path, "%s/index.html", attention_dir);

@@ -119,6 +119,11 @@ int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info
         return -1;
     out->epoch = (int)epoch;
     out->step = step;
+    const char *run = tt_st_meta(f, "run"); /* optional: older checkpoints name no run */
+    if (run && !tt_record_id_valid(run))
+        return bad_meta(path, "run", run, "the id of the run that wrote it, 32 lowercase hex "
+                        "digits (as its folder's run.json has it)", err, errlen);
+    if (run) strcpy(out->run, run);
     if (!loss != !tokens)
         return bad_meta(path, loss ? "epoch_tokens" : "epoch_loss_sum", NULL, "present with "
                         "epoch_loss_sum and epoch_tokens: a mid-epoch checkpoint carries both",

@@ -88,7 +88,8 @@ int tt_attention_dump(tt_run *r, tt_attn_epoch *last, char *err, size_t errlen)
     int rc = tt_attn_epoch_write(&e, path, err, errlen);
     snprintf(path, sizeof path, "%s/epoch_%03d.svg", dir, r->epoch);
     if (!rc) rc = tt_render_heatmap_svg(&e, path, err, errlen);
-    if (!rc) rc = tt_render_index_html(dir, err, errlen);
+    /* the epochs the run wrote (its record lists them), not any file named like one */
+    if (!rc) rc = tt_render_index_html_of(dir, tt_record_active_lists, err, errlen);
     if (last && !rc) {
         tt_attn_epoch_free(last);
         *last = e;

@@ -68,6 +68,7 @@ struct tt_run {
     size_t line_cap;
     int stop_signal;      /* the signal that stopped tt_run_train (0: none) */
     char stop_checkpoint[TT_RUN_CKPT_PATH]; /* the checkpoint it wrote then ("": none) */
+    char resumed_run[33]; /* on --resume: the checkpoint's run id ("": it names none) */
 };
 
 /* The memory of one training step of an encoder (post-LN or pre-LN, any activation, dropout
@@ -174,14 +175,62 @@ typedef struct tt_progress {
 } tt_progress;
 const char *tt_progress_format(char *out, size_t len, const tt_progress *p, int width);
 
-/* folder.c, the run folder (output.dir); the list of the files a run writes is there. Before
- * anything is written: a folder that holds a run's files is refused (-1, err names the folder,
- * what it holds and the ways out: --resume its latest checkpoint, --overwrite, another
- * output.dir) unless `overwrite`, which removes those files (never others) and the folders
- * left empty, or `resume` (the checkpoint path, already loaded into r), which keeps the
- * folder's history up to the checkpoint's step and epoch and drops what came after. Unless it
- * refuses, the temporary files of killed writers (NAME.tmp.XXXXXX) are removed first. */
+/* folder.c, the run folder (output.dir). Before anything is written: a checkpoints/,
+ * attention/ or metrics.jsonl that is a link is refused; a folder that holds a run's files (its
+ * run.json's list; in a folder of an older version, the names a run writes) is refused (-1,
+ * err names the folder, what it holds and the ways out: --resume its latest checkpoint,
+ * --overwrite, another output.dir) unless `overwrite`, which removes those files (never others,
+ * never through a link) and the folders left empty, or `resume` (the checkpoint path, already
+ * loaded into r), which must be the folder's own run (tt_run_resume_check) and keeps the
+ * folder's history up to the checkpoint's step and epoch, dropping what came after. Unless it
+ * refuses, the temporary files of killed writers (NAME.tmp.XXXXXX) are removed first; then
+ * the folder's record (run.json) is begun: the same run's on resume into its own folder, else
+ * a new one. */
 int tt_run_folder_claim(tt_run *r, const char *resume, bool overwrite, char *err, size_t errlen);
+/* record.c: run.json, a run folder's record (its run's id, start, the checkpoint a resumed
+ * run came from, the files the run wrote, relative to the folder). One record is active at a
+ * time (tt_record_begin to tt_record_end): every file written under its folder through
+ * tt_atomic_open/close, or named to tt_record_add, joins its list, and run.json is rewritten
+ * atomically when the list grows. */
+#define TT_RUN_ID_LEN 32
+typedef struct tt_run_record {
+    char id[TT_RUN_ID_LEN + 1];      /* lowercase hex */
+    char started[32];                /* UTC, "2026-01-31T12:00:00Z" */
+    char from_id[TT_RUN_ID_LEN + 1]; /* resumed_from: the checkpoint's run ("" unknown) */
+    char *from_path;                 /* resumed_from: the checkpoint (NULL: not resumed) */
+    char **files;
+    int n, cap;
+} tt_run_record;
+/* A fresh record: a random id (getrandom), started now, no files. */
+void tt_record_new(tt_run_record *rec);
+/* DIR/run.json into rec (*found false, 0: there is none); -1 with err when it is a link or
+ * not a record. */
+int tt_record_read(tt_run_record *rec, const char *dir, bool *found, char *err, size_t errlen);
+void tt_record_free(tt_run_record *rec);
+bool tt_record_lists(const tt_run_record *rec, const char *rel);
+void tt_record_list(tt_run_record *rec, const char *rel);
+void tt_record_unlist(tt_run_record *rec, const char *rel);
+bool tt_record_id_valid(const char *id); /* 32 lowercase hex digits */
+/* rec (moved: *rec is emptied) becomes the active record of folder dir; run.json written. */
+int tt_record_begin(tt_run_record *rec, const char *dir, char *err, size_t errlen);
+void tt_record_end(void);
+/* A file written at path (dir/..., as the writer named it) joins the active record's list if it
+ * lies under its folder; 0, or -1 with err when run.json cannot be rewritten. */
+int tt_record_add(const char *path, char *err, size_t errlen);
+/* The active record's id, NULL when none is active. */
+const char *tt_record_id(void);
+/* dir/name is listed in the active record (true when none is active). */
+bool tt_record_active_lists(const char *dir, const char *name);
+/* resume.c: --resume C into folder F, before anything in F changes (rec: F's run.json, found
+ * or not; has_files: F holds the files of a run; same_file: C is one of F's checkpoints, the
+ * very file). C's run id (r->resumed_run) must be F's, and F's metrics.jsonl must hold C's
+ * step; a folder with no record: empty, or C one of its checkpoints. -1 with err (F's run,
+ * the ways out) otherwise. */
+int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record *rec,
+                        bool found, bool has_files, bool same_file, char *err, size_t errlen);
+/* metrics.jsonl at path cut back to the lines up to optimizer step `step` (complete lines
+ * only), rewritten atomically when a line goes: the number of lines dropped, or -1 with err. */
+int tt_run_cut_metrics(const char *path, int64_t step, char *err, size_t errlen);
 /* One ./train a folder: dir made if need be, then an exclusive flock on it, held by *fd
  * (close-on-exec) until it is closed or the process ends (the kernel releases it even after a
  * SIGKILL). No lock file: nothing in the folder changes. Taken after every input check and
@@ -208,13 +257,15 @@ typedef struct tt_ckpt_info {
     double epoch_loss_sum;
     int64_t epoch_tokens;
     int64_t optim_step, rng_dropout, rng_mask; /* tt_checkpoint_check_data's */
+    char run[TT_RUN_ID_LEN + 1]; /* the run that wrote it ("": it names none) */
 } tt_ckpt_info;
 /* tt_st_open, with a file that is plainly not a checkpoint named so: a folder, a config, other
  * text ("PATH is a config, not a checkpoint" and a HINT). */
 int tt_checkpoint_open(tt_st_file *f, const char *path, char *err, size_t errlen);
 /* From the header alone (tt_st_open), before any data is read: format, config present, epoch
- * (0..999999) and step >= epoch (plain decimal integers), the mid-epoch pair (both or none;
- * epoch_loss_sum finite >= 0, epoch_tokens an integer). */
+ * (0..999999) and step >= epoch (plain decimal integers), run (if there: tt_record_id_valid,
+ * into out->run), the mid-epoch pair (both or none; epoch_loss_sum finite >= 0, epoch_tokens
+ * an integer). */
 int tt_checkpoint_check_meta(const tt_st_file *f, const char *path, tt_ckpt_info *out,
                              char *err, size_t errlen);
 /* --resume, the run's steps_per_epoch known: step must be epoch * steps_per_epoch, or lie
