@@ -134,17 +134,18 @@ int tt_atomic_close(tt_atomic_file *o, bool ok, char *err, size_t errlen)
     if (ok && (ferror(o->f) || fflush(o->f) != 0 || fsync(fileno(o->f)) != 0))
         failed = "cannot write";
     if (fclose(o->f) != 0 && ok && !failed) failed = "cannot close";
-    if (ok && !failed && rename(o->tmp, o->path) != 0) failed = "cannot rename";
+    /* the hook notes the name before the file appears under it: a process killed between
+     * the two leaves a noted name without a file, never a file its owner does not know */
+    bool hook_failed = ok && !failed && atomic_hook && atomic_hook(o->path, err, errlen) != 0;
+    if (ok && !failed && !hook_failed && rename(o->tmp, o->path) != 0) failed = "cannot rename";
     if (ok && failed)
         tt_errorf(err, errlen, "%s: %s %s%s: %s", o->path, failed, o->tmp,
                   strcmp(failed, "cannot rename") == 0 ? " over it" : "",
                   strerror(errno ? errno : EIO));
-    if (!ok || failed) unlink(o->tmp);
+    if (!ok || failed || hook_failed) unlink(o->tmp);
     free(o->tmp);
-    int rc = ok && !failed ? 0 : -1;
-    if (!rc && atomic_hook) rc = atomic_hook(o->path, err, errlen);
     *o = (tt_atomic_file){0};
-    return rc;
+    return ok && !failed && !hook_failed ? 0 : -1;
 }
 
 static int cmp_double(const void *a, const void *b)

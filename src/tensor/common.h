@@ -64,9 +64,10 @@ typedef struct tt_atomic_file {
 } tt_atomic_file;
 int tt_atomic_open(tt_atomic_file *o, const char *path, char *err, size_t errlen);
 int tt_atomic_close(tt_atomic_file *o, bool ok, char *err, size_t errlen);
-/* A function tt_atomic_close calls with PATH after each successful rename (NULL: none), so
- * that the caller that owns a folder can note the files written there (the run folder's
- * record); its -1 (err filled) makes tt_atomic_close return -1, the file written. */
+/* A function tt_atomic_close calls with PATH once the file is written, before it is renamed
+ * into place (NULL: none), so that the caller that owns a folder can note the files written
+ * there (the run folder's record); its -1 (err filled) makes tt_atomic_close return -1 and
+ * leaves PATH as it was. */
 typedef int (*tt_atomic_hook)(const char *path, char *err, size_t errlen);
 void tt_atomic_set_hook(tt_atomic_hook hook);
 
