@@ -36,7 +36,7 @@ enum { K_D = 1, K_F = 2, K_L = 4, K_H = 8, K_T = 16, K_B = 32, K_V = 64, K_MAX =
 static const char *const PART_NAMES[TT_MEM_PARTS] = {
     "parameters", "gradients", "optimizer moments", "step arena", "gradient heap", "tape",
     "batches", "host staging", "runtime allowance", "device runtime allowance",
-    "OpenBLAS buffers"};
+    "OpenBLAS buffers", "study measurements"};
 
 /* Which parts a check counts: the host's memory, its address space, the device's. */
 enum { HOST, ADDRESS, DEVICE };
@@ -96,6 +96,12 @@ void tt_mem_need_for(tt_mem_need *n, const tt_config *c, const tt_corpus *d,
     n->part[TT_MEM_BLAS] = TT_MEM_BLAS_BUFFER * be->get_threads();
     for (int k = 0; k < TT_MEM_PARTS; k++)
         n->on_device[k] = device_memory && (k <= TT_MEM_HEAP || k == TT_MEM_DEVICE_RUNTIME);
+    tt_mem_need_sum(n);
+}
+
+void tt_mem_need_sum(tt_mem_need *n)
+{
+    n->host = n->address = n->device = 0;
     for (int k = 0; k < TT_MEM_PARTS; k++) {
         if (counted(n, k, HOST)) n->host += n->part[k];
         if (counted(n, k, ADDRESS)) n->address += n->part[k];
@@ -318,7 +324,10 @@ int tt_mem_check(const tt_mem_need *n, const tt_config *c, const tt_corpus *d,
              a.rlimit < 0 ? "" : " left");
     if (!over_as)
         return refuse(n, HOST, c, d, "the process", a.host, how, keys, hint, NULL, err, errlen);
-    const double as_kb[2] = {ceil((fmax(a.vmsize, 0) + n->address) / 1024), a.as_limit / 1024};
+    /* whole MiB and one more: VmSize moves by some kB from one start to the next */
+    const double mib = 1024.0 * 1024;
+    const double as_kb[2] = {1024 * (ceil((fmax(a.vmsize, 0) + n->address) / mib) + 1),
+                             a.as_limit / 1024};
     return refuse(n, ADDRESS, c, d, "the process", a.rlimit, how, keys, hint, as_kb, err,
                   errlen);
 }

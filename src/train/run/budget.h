@@ -16,6 +16,7 @@
 enum {
     TT_MEM_PARAMS, TT_MEM_GRADS, TT_MEM_MOMENTS, TT_MEM_ARENA, TT_MEM_HEAP, TT_MEM_TAPE,
     TT_MEM_BATCH, TT_MEM_STAGING, TT_MEM_RUNTIME, TT_MEM_DEVICE_RUNTIME, TT_MEM_BLAS,
+    TT_MEM_STUDY, /* a scaling study's measurements (0 in a run's own need) */
     TT_MEM_PARTS
 };
 
@@ -37,6 +38,9 @@ typedef struct tt_mem_need {
  * (its attention scratch and thread count); device_memory: be's memory is not the host's. */
 void tt_mem_need_for(tt_mem_need *n, const tt_config *c, const tt_corpus *d,
                      const tt_backend *be, bool device_memory);
+
+/* n's host, address and device from its parts and on_device (after a caller changed them). */
+void tt_mem_need_sum(tt_mem_need *n);
 
 /* What the process may still use of the host's memory, in bytes; each < 0 when unknown or
  * unlimited. */
