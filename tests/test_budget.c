@@ -3,7 +3,9 @@
  * run's files byte for byte; the parameter count against a real model; the readers of /proc
  * and /sys on fake trees (cgroup v2 with a parent's limit, v1 with a path the container does
  * not show); RLIMIT_AS in a child of our own (so CK_FORK=no works too); the device's free
- * memory through the backend table. The fake trees reach ./train through TT_MEM_ROOT. */
+ * memory through the backend table. The fake trees reach ./train through TT_MEM_ROOT. The real
+ * ./train under a grid of `ulimit -v` values around what it needs: exit 2 below, 0 at and
+ * above, never a hang (float32 runner only; skipped under ASan). */
 #include "testutil.h"
 
 #include "train/cli.h"
