@@ -7,7 +7,7 @@
  * memory (cuda) the first five live there, the rest on the host. What is compared: the host's
  * part with the lesser of MemAvailable and the cgroup limit, the host's address space (with
  * the OpenBLAS buffers) with RLIMIT_AS, the device's part with the device's free memory. */
-#define _GNU_SOURCE /* getline, setenv, execv */
+#define _POSIX_C_SOURCE 200809L /* getline, setenv, execv */
 
 #include "train/run/budget.h"
 
@@ -348,7 +348,8 @@ void tt_mem_reexec_for_rlimit(char **argv)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY) return;
-    if (getenv("OPENBLAS_NUM_THREADS") || getenv("TT_BLAS_REEXEC")) return;
+    const char *set = getenv("OPENBLAS_NUM_THREADS");
+    if ((set && !strcmp(set, "1")) || getenv("TT_BLAS_REEXEC")) return;
     if (setenv("OPENBLAS_NUM_THREADS", "1", 1) || setenv("TT_BLAS_REEXEC", "1", 1)) return;
     fflush(NULL);
     execv("/proc/self/exe", argv);
