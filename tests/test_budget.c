@@ -3,7 +3,9 @@
  * run's files byte for byte; the parameter count against a real model; the readers of /proc
  * and /sys on fake trees (cgroup v2 with a parent's limit, v1 with a path the container does
  * not show); RLIMIT_AS in a child of our own (so CK_FORK=no works too); the device's free
- * memory through the backend table. The fake trees reach ./train through TT_MEM_ROOT. */
+ * memory through the backend table. The fake trees reach ./train through TT_MEM_ROOT. The real
+ * ./train under a grid of `ulimit -v` values around what it needs: exit 2 below, 0 at and
+ * above, never a hang (float32 runner only; skipped under ASan). */
 #include "testutil.h"
 
 #include "train/cli.h"
@@ -11,13 +13,16 @@
 #include "train/run/run.h"
 #include "train_testutil.h"
 
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *CONFIG =
@@ -233,6 +238,96 @@ START_TEST(test_rlimit_as)
 }
 END_TEST
 
+#ifndef TT_DOUBLE
+/* ./train beside the runner: BUILD/train, or the checkout's ./train for the builds that link
+ * it there (the runner in build/); "" when neither is built. */
+static void train_binary(char *bin, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ck_assert(n > 0);
+    self[n] = '\0';
+    *strrchr(self, '/') = '\0';
+    snprintf(bin, len, "%s/train", self);
+    if (access(bin, X_OK) == 0) return;
+    snprintf(bin, len, "%s/../train", self);
+    if (access(bin, X_OK) != 0) bin[0] = '\0';
+}
+
+/* The real ./train (its main re-executes itself under RLIMIT_AS) on cfg.json with 2 threads
+ * under `ulimit -v kb`, OPENBLAS_NUM_THREADS=blas (NULL: unset), stderr into err.txt;
+ * SIGKILLed after 60 s. The exit status, or -1 when it had to be killed (a hang). */
+static int train_under_limit(const char *bin, long kb, const char *blas, const char *dir)
+{
+    char set_dir[1200];
+    snprintf(set_dir, sizeof set_dir, "output.dir=%s", tt_test_path(dir));
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        struct rlimit rl = {.rlim_cur = (rlim_t)kb * 1024, .rlim_max = RLIM_INFINITY};
+        FILE *out = freopen("/dev/null", "w", stdout);
+        FILE *e = freopen(tt_test_path("err.txt"), "w", stderr);
+        unsetenv("TT_BLAS_REEXEC"); /* the re-exec is what is tested */
+        int env = blas ? setenv("OPENBLAS_NUM_THREADS", blas, 1)
+                       : unsetenv("OPENBLAS_NUM_THREADS");
+        if (!out || !e || env || setrlimit(RLIMIT_AS, &rl)) _exit(20);
+        execl(bin, "train", tt_test_path("cfg.json"), "--set", set_dir, "--set", "threads=2",
+              (char *)NULL);
+        _exit(21);
+    }
+    int status = 0;
+    for (int i = 0; i < 1200; i++) { /* 60 s */
+        pid_t got = waitpid(child, &status, WNOHANG);
+        ck_assert(got >= 0);
+        if (got == child) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
+    kill(child, SIGKILL);
+    ck_assert(waitpid(child, &status, 0) == child);
+    return -1;
+}
+
+/* A grid of `ulimit -v` values around what the run needs (its HINT names the figure): below
+ * it ./train exits 2 at once naming RLIMIT_AS, at and above it the run finishes; never a hang
+ * (OpenBLAS retries a buffer it cannot map forever, and SIGTERM does not stop it). */
+START_TEST(test_ulimit_grid)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    printf("SKIP: budget's ulimit grid: an ASan build maps terabytes of shadow memory, so it "
+           "cannot run under RLIMIT_AS at all\n");
+    return;
+#endif
+    char bin[PATH_MAX + 16];
+    train_binary(bin, sizeof bin);
+    ck_assert_msg(bin[0], "./train is not built beside the runner. HINT: make train");
+    /* a user's OPENBLAS_NUM_THREADS=2 too: its thread could not map its buffer at load */
+    int rc = train_under_limit(bin, 100000, "2", "low");
+    char *msg = slurp(tt_test_path("err.txt"));
+    ck_assert_msg(rc == 2, "ulimit -v 100000: exit %d: %s", rc, msg);
+    const char *at = strstr(msg, "raise the address-space limit to `ulimit -v ");
+    ck_assert_msg(at && strstr(msg, "of address space (OpenBLAS buffers 268.4 MB") &&
+                  strstr(msg, "RLIMIT_AS ") && strstr(msg, "(it is 100000)"), "%s", msg);
+    const long need = atol(at + strlen("raise the address-space limit to `ulimit -v "));
+    ck_assert_msg(need > 300000 && need < 2000000, "%ld kB: %s", need, msg);
+    free(msg);
+    const long grid[] = {need / 2, need - 40000, need - 4000, need, need + 4000, need + 40000};
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+        char dir[32];
+        snprintf(dir, sizeof dir, "run%zu", i);
+        rc = train_under_limit(bin, grid[i], NULL, dir);
+        msg = slurp(tt_test_path("err.txt"));
+        ck_assert_msg(rc != -1, "ulimit -v %ld (the run needs %ld): hung, killed after 60 s",
+                      grid[i], need);
+        ck_assert_msg(rc == (grid[i] < need ? 2 : 0), "ulimit -v %ld (needs %ld): exit %d: %s",
+                      grid[i], need, rc, msg);
+        if (rc == 2) ck_assert_msg(strstr(msg, "HINT: raise the address-space limit"), "%s", msg);
+        free(msg);
+    }
+}
+END_TEST
+#endif
+
 /* The device's memory: the CPU and the guard device have none of their own; a GPU reports
  * free <= total (skipped without one). */
 START_TEST(test_device_mem_info)
@@ -260,6 +355,10 @@ Suite *budget_suite(void)
     tcase_add_test(tc, test_fake_cgroup_trees);
     tcase_add_test(tc, test_rlimit_as);
     tcase_add_test(tc, test_device_mem_info);
+#ifndef TT_DOUBLE /* ./train is float32 */
+    tcase_add_test(tc, test_ulimit_grid);
+    tcase_set_timeout(tc, 180);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,11 +4,13 @@
  * vanishing without it; temperature sharpening and flattening; the CSV files parsing back;
  * each d_k's numbers independent of the other widths measured. Then a small whole study over
  * two seeds: the gradient norms' CSV against each training's own metrics, the report's spread
- * against the per-seed runs' files, and a folder with nothing empty in it. */
+ * against the per-seed runs' files, and a folder with nothing empty in it. A study too large
+ * for the memory exits 2 before it writes anything. */
 #include "testutil.h"
 
 #include "train/cli.h"
 #include "train/study/study.h"
+#include "train_testutil.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -450,6 +452,38 @@ START_TEST(test_study_over_seeds)
 }
 END_TEST
 
+/* study.samples or study.d_model too large for the memory (a fake MemAvailable of 8 GB; the
+ * config's own model fits): exit 2 at start-up naming the study's keys, the output folder not
+ * made. The first two are the sizes that aborted after the CSV files were written. */
+START_TEST(test_study_too_large_exit_2)
+{
+    static const char *const sets[] = {"study.samples=2000000000", "study.d_model=1048576",
+                                       "study.samples=20000000", "study.d_model=16384"};
+    static const char *const want[][2] = {{"study measurements ", "study.samples 2000000000"},
+                                          {"parameters ", "study.d_model 1048576"},
+                                          {"study measurements ", "study.samples 20000000,"},
+                                          {"optimizer moments ", "study.d_model 16384"}};
+    mkdir(tt_test_path("root"), 0755);
+    mkdir(tt_test_path("root/proc"), 0755);
+    tt_test_put("root/proc/meminfo", "MemTotal: 9000000 kB\nMemAvailable: 8000000 kB\n");
+    setenv("TT_MEM_ROOT", tt_test_path("root"), 1);
+    const char *out = tt_test_path("s");
+    char set_out[600], msg[4096];
+    snprintf(set_out, sizeof set_out, "output.dir=%s", out);
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        int rc = tt_test_train(msg, sizeof msg, "configs/scaling.json", "--set", set_out,
+                               "--set", sets[i], NULL);
+        ck_assert_msg(rc == 2, "%s: exit %d: %s", sets[i], rc, msg);
+        const char *parts[] = {"memory: this run needs ", want[i][0], want[i][1],
+                               "may use 8.2 GB", "HINT: lower study.samples"};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+            ck_assert_msg(strstr(msg, parts[k]), "%s: '%s' not in: %s", sets[i], parts[k], msg);
+        ck_assert_msg(access(out, F_OK) != 0, "%s: %s was made", sets[i], out);
+    }
+    unsetenv("TT_MEM_ROOT");
+}
+END_TEST
+
 Suite *study_suite(void)
 {
     Suite *s = suite_create("study");
@@ -463,6 +497,7 @@ Suite *study_suite(void)
     tcase_add_test(tc, test_temperature);
     tcase_add_test(tc, test_csv_round_trip);
     tcase_add_test(tc, test_study_over_seeds);
+    tcase_add_test(tc, test_study_too_large_exit_2);
     suite_add_tcase(s, tc);
     return s;
 }

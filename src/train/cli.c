@@ -175,6 +175,8 @@ int tt_train_main(int argc, char **argv)
     bool failed = tt_config_load(&r.cfg, config, sets, n_sets, err, sizeof err) ||
                   tt_corpus_load(&r.data, &r.cfg, err, sizeof err) ||
                   tt_run_check_memory(&r.cfg, &r.data, err, sizeof err) ||
+                  (r.cfg.study.kind == TT_STUDY_SCALING &&
+                   tt_study_check_memory(&r.cfg, &r.data, err, sizeof err)) ||
                   tt_run_init(&r, err, sizeof err) ||
                   (resume && tt_checkpoint_load(&r, resume, err, sizeof err)) ||
                   one_process_only(&r, err, sizeof err);

@@ -2,11 +2,12 @@
  * corpus's sizes, in double (a d_model of 65536 overflows nothing): the parameters (and the
  * sinusoidal table), their gradients, the optimizer's two buffers (both optimizers keep two),
  * the step arena, gradient heap and tape of tt_step_sizes_for, the batch, order and pooling
- * buffers, the largest host staging buffer and an allowance for the runtime (OpenBLAS buffers,
- * thread stacks). With a device of its own memory (cuda) the first five live there, the rest
- * on the host. What is compared: the host's part with the least of MemAvailable, the cgroup
- * limit and RLIMIT_AS, the device's part with the device's free memory. */
-#define _POSIX_C_SOURCE 200809L /* getline */
+ * buffers, the largest host staging buffer, an allowance for the runtime (thread stacks, what
+ * OpenBLAS touches) and the address space of OpenBLAS's buffers. With a device of its own
+ * memory (cuda) the first five live there, the rest on the host. What is compared: the host's
+ * part with the lesser of MemAvailable and the cgroup limit, the host's address space (with
+ * the OpenBLAS buffers) with RLIMIT_AS, the device's part with the device's free memory. */
+#define _POSIX_C_SOURCE 200809L /* getline, setenv, execv */
 
 #include "train/run/budget.h"
 
@@ -17,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
-/* 64 MiB, and 16 MiB more per thread: OpenBLAS's buffers and the threads' stacks, measured
- * well below this on the toy configs; a stated allowance, not a measurement. */
+/* 64 MiB, and 16 MiB more per thread: what OpenBLAS touches of its buffers and the threads'
+ * stacks (8 MiB of address space each), measured well below this on the toy configs; a stated
+ * allowance, not a measurement. */
 #define RUNTIME_BASE (64.0 * 1024 * 1024)
 #define RUNTIME_PER_THREAD (16.0 * 1024 * 1024)
 /* A device of its own memory: cuBLAS's workspaces (32 MiB for each of the two streams,
@@ -32,7 +35,17 @@ enum { K_D = 1, K_F = 2, K_L = 4, K_H = 8, K_T = 16, K_B = 32, K_V = 64, K_MAX =
 
 static const char *const PART_NAMES[TT_MEM_PARTS] = {
     "parameters", "gradients", "optimizer moments", "step arena", "gradient heap", "tape",
-    "batches", "host staging", "runtime allowance", "device runtime allowance"};
+    "batches", "host staging", "runtime allowance", "device runtime allowance",
+    "OpenBLAS buffers", "study measurements"};
+
+/* Which parts a check counts: the host's memory, its address space, the device's. */
+enum { HOST, ADDRESS, DEVICE };
+
+static bool counted(const tt_mem_need *n, int k, int kind)
+{
+    if (kind == DEVICE) return n->on_device[k];
+    return !n->on_device[k] && (kind == ADDRESS || k != TT_MEM_BLAS);
+}
 
 const char *tt_mem_text(double bytes, char *buf, size_t len)
 {
@@ -80,9 +93,19 @@ void tt_mem_need_for(tt_mem_need *n, const tt_config *c, const tt_corpus *d,
     n->part[TT_MEM_STAGING] = fmax(3 * R * P, eval);
     n->part[TT_MEM_RUNTIME] = RUNTIME_BASE + RUNTIME_PER_THREAD * be->get_threads();
     n->part[TT_MEM_DEVICE_RUNTIME] = device_memory ? DEVICE_RUNTIME : 0;
-    for (int k = 0; k < TT_MEM_PARTS; k++) {
+    n->part[TT_MEM_BLAS] = TT_MEM_BLAS_BUFFER * be->get_threads();
+    for (int k = 0; k < TT_MEM_PARTS; k++)
         n->on_device[k] = device_memory && (k <= TT_MEM_HEAP || k == TT_MEM_DEVICE_RUNTIME);
-        *(n->on_device[k] ? &n->device : &n->host) += n->part[k];
+    tt_mem_need_sum(n);
+}
+
+void tt_mem_need_sum(tt_mem_need *n)
+{
+    n->host = n->address = n->device = 0;
+    for (int k = 0; k < TT_MEM_PARTS; k++) {
+        if (counted(n, k, HOST)) n->host += n->part[k];
+        if (counted(n, k, ADDRESS)) n->address += n->part[k];
+        if (counted(n, k, DEVICE)) n->device += n->part[k];
     }
 }
 
@@ -166,11 +189,12 @@ static double cgroup_avail(const char *root)
 void tt_mem_avail_read(tt_mem_avail *a, const char *root)
 {
     *a = (tt_mem_avail){.meminfo = read_number(root, "/proc/meminfo", "MemAvailable:"),
-                        .cgroup = cgroup_avail(root), .rlimit = -1};
+                        .cgroup = cgroup_avail(root), .rlimit = -1, .as_limit = -1,
+                        .vmsize = read_number(root, "/proc/self/status", "VmSize:")};
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        double vm = read_number(root, "/proc/self/status", "VmSize:");
-        a->rlimit = fmax(0, (double)rl.rlim_cur - fmax(vm, 0));
+        a->as_limit = (double)rl.rlim_cur;
+        a->rlimit = fmax(0, (double)rl.rlim_cur - fmax(a->vmsize, 0));
     }
     a->host = -1;
     const double known[3] = {a->meminfo, a->cgroup, a->rlimit};
@@ -189,27 +213,31 @@ static int part_keys(const tt_mem_need *n, int k, const tt_config *c, double P)
     case TT_MEM_TAPE: return K_L;
     case TT_MEM_BATCH: return K_B | K_T;
     case TT_MEM_STAGING: return n->part[k] > 3 * sizeof(real) * P ? K_B | K_T | K_H | K_V : model;
-    case TT_MEM_RUNTIME: return K_THR;
+    case TT_MEM_RUNTIME:
+    case TT_MEM_BLAS: return K_THR;
     case TT_MEM_DEVICE_RUNTIME: return 0;
     default: return model;
     }
 }
 
-/* "memory: this run needs X[ on the GPU] (the parts there, largest first), WHO may use Y
- * (HOW); the sizes come from KEYS\nHINT: ..." */
-static int refuse(const tt_mem_need *n, bool device, const tt_config *c, const tt_corpus *d,
-                  const char *who, double avail, const char *how, char *err, size_t errlen)
+/* "memory: this run needs X[ on the device| of address space] (the parts counted, largest
+ * first), WHO may use Y (HOW); the sizes come from KEYS\nHINT: ..."; keys and hint, when given,
+ * replace those worked out from the parts; as_kb: the `ulimit -v` the run needs (ADDRESS) and
+ * the one in force. */
+static int refuse(const tt_mem_need *n, int kind, const tt_config *c, const tt_corpus *d,
+                  const char *who, double avail, const char *how, const char *keys_given,
+                  const char *hint_given, const double as_kb[2], char *err, size_t errlen)
 {
     char parts[768], keys[512], b1[32], b2[32];
     size_t m = 0;
     bool done[TT_MEM_PARTS] = {0};
-    const double total = device ? n->device : n->host, P = param_count(c, d);
+    const double total = kind == DEVICE ? n->device : kind == ADDRESS ? n->address : n->host;
+    const double P = param_count(c, d);
     int used = 0, top = -1;
     for (double covered = 0;;) { /* largest first; the keys of those that make up 90% */
         int k = -1;
         for (int j = 0; j < TT_MEM_PARTS; j++)
-            if (!done[j] && n->on_device[j] == device && (k < 0 || n->part[j] > n->part[k]))
-                k = j;
+            if (!done[j] && counted(n, j, kind) && (k < 0 || n->part[j] > n->part[k])) k = j;
         if (k < 0) break;
         done[k] = true;
         if (top < 0) top = k;
@@ -239,7 +267,8 @@ static int refuse(const tt_mem_need *n, bool device, const tt_config *c, const t
                               "batch_size x n_heads x seq_len^2), or the model's size"
                             : "lower model.d_model, model.d_ff or model.n_layers (the parameters "
                               "grow with d_model x (4 d_model + 2 d_ff) per layer)";
-    char runtime[160]; /* the allowances' sizes, from their definitions */
+    if (hint_given) hint = hint_given;
+    char runtime[512]; /* the allowances' sizes, from their definitions */
     const double mib = 1024.0 * 1024;
     if (top == TT_MEM_RUNTIME)
         snprintf(runtime, sizeof runtime, "the process has less memory than the runtime alone "
@@ -250,10 +279,57 @@ static int refuse(const tt_mem_need *n, bool device, const tt_config *c, const t
                  "alone takes (%.0f MiB): free it (other processes on the GPU?)",
                  DEVICE_RUNTIME / mib);
     if (top == TT_MEM_RUNTIME || top == TT_MEM_DEVICE_RUNTIME) hint = runtime;
+    char address[768]; /* the `ulimit -v` needed, after or in place of the hint */
+    if (kind == ADDRESS && (top == TT_MEM_RUNTIME || top == TT_MEM_BLAS))
+        snprintf(address, sizeof address, "raise the address-space limit to `ulimit -v %.0f` "
+                 "(kB) or more (it is %.0f), or lower threads (OpenBLAS maps %.0f MiB of address "
+                 "space for each)", as_kb[0], as_kb[1], TT_MEM_BLAS_BUFFER / mib);
+    else if (kind == ADDRESS)
+        snprintf(address, sizeof address, "%s; or raise the address-space limit to `ulimit -v "
+                 "%.0f` (kB) or more (it is %.0f)", hint, as_kb[0], as_kb[1]);
+    if (kind == ADDRESS) hint = address;
     return tt_errorf(err, errlen, "memory: this run needs %s%s (%s), %s may use %s (%s); the "
                      "sizes come from %s\nHINT: %s",
-                     tt_mem_text(total, b1, sizeof b1), device ? " on the device" : "", parts,
-                     who, tt_mem_text(avail, b2, sizeof b2), how, keys, hint);
+                     tt_mem_text(total, b1, sizeof b1),
+                     kind == DEVICE ? " on the device" : kind == ADDRESS ? " of address space" : "",
+                     parts, who, tt_mem_text(avail, b2, sizeof b2), how,
+                     keys_given ? keys_given : keys, hint);
+}
+
+int tt_mem_check(const tt_mem_need *n, const tt_config *c, const tt_corpus *d,
+                 const tt_backend *be, const char *keys, const char *hint, char *err,
+                 size_t errlen)
+{
+    size_t dev_free = 0, dev_total = 0;
+    bool device = be->mem_info && be->mem_info(&dev_free, &dev_total) == 0;
+    char how[256], b1[32], b2[32], b3[32];
+    if (device && n->device > (double)dev_free) {
+        snprintf(how, sizeof how, "free of %s on %s", tt_mem_text((double)dev_total, b1,
+                 sizeof b1), tt_device_name(c->device));
+        return refuse(n, DEVICE, c, d, "the device", (double)dev_free, how, keys, hint, NULL,
+                      err, errlen);
+    }
+    const char *root = getenv("TT_MEM_ROOT"); /* tests only: a fake /proc and /sys */
+    tt_mem_avail a;
+    tt_mem_avail_read(&a, root ? root : "");
+    double resident = a.meminfo < 0 ? a.cgroup : a.cgroup < 0 ? a.meminfo
+                                                              : fmin(a.meminfo, a.cgroup);
+    bool over_as = a.rlimit >= 0 && n->address > a.rlimit;
+    if (!over_as && (resident < 0 || n->host <= resident)) return 0;
+    snprintf(how, sizeof how, "MemAvailable %s; cgroup limit %s%s; RLIMIT_AS %s%s",
+             a.meminfo < 0 ? "unknown" : tt_mem_text(a.meminfo, b1, sizeof b1),
+             a.cgroup < 0 ? "none" : tt_mem_text(a.cgroup, b2, sizeof b2),
+             a.cgroup < 0 ? "" : " left",
+             a.rlimit < 0 ? "unlimited" : tt_mem_text(a.rlimit, b3, sizeof b3),
+             a.rlimit < 0 ? "" : " left");
+    if (!over_as)
+        return refuse(n, HOST, c, d, "the process", a.host, how, keys, hint, NULL, err, errlen);
+    /* whole MiB and one more: VmSize moves by some kB from one start to the next */
+    const double mib = 1024.0 * 1024;
+    const double as_kb[2] = {1024 * (ceil((fmax(a.vmsize, 0) + n->address) / mib) + 1),
+                             a.as_limit / 1024};
+    return refuse(n, ADDRESS, c, d, "the process", a.rlimit, how, keys, hint, as_kb, err,
+                  errlen);
 }
 
 int tt_run_check_memory(const tt_config *c, const tt_corpus *d, char *err, size_t errlen)
@@ -265,22 +341,17 @@ int tt_run_check_memory(const tt_config *c, const tt_corpus *d, char *err, size_
     bool device = be->mem_info && be->mem_info(&dev_free, &dev_total) == 0;
     tt_mem_need n;
     tt_mem_need_for(&n, c, d, be, device);
-    char how[256], b1[32], b2[32];
-    if (device && n.device > (double)dev_free) {
-        snprintf(how, sizeof how, "free of %s on %s", tt_mem_text((double)dev_total, b1,
-                 sizeof b1), tt_device_name(c->device));
-        return refuse(&n, true, c, d, "the device", (double)dev_free, how, err, errlen);
-    }
-    const char *root = getenv("TT_MEM_ROOT"); /* tests only: a fake /proc and /sys */
-    tt_mem_avail a;
-    tt_mem_avail_read(&a, root ? root : "");
-    if (a.host < 0 || n.host <= a.host) return 0;
-    char b3[32];
-    snprintf(how, sizeof how, "MemAvailable %s; cgroup limit %s%s; RLIMIT_AS %s%s",
-             a.meminfo < 0 ? "unknown" : tt_mem_text(a.meminfo, b1, sizeof b1),
-             a.cgroup < 0 ? "none" : tt_mem_text(a.cgroup, b2, sizeof b2),
-             a.cgroup < 0 ? "" : " left",
-             a.rlimit < 0 ? "unlimited" : tt_mem_text(a.rlimit, b3, sizeof b3),
-             a.rlimit < 0 ? "" : " left");
-    return refuse(&n, false, c, d, "the process", a.host, how, err, errlen);
+    return tt_mem_check(&n, c, d, be, NULL, NULL, err, errlen);
+}
+
+void tt_mem_reexec_for_rlimit(char **argv)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY) return;
+    const char *set = getenv("OPENBLAS_NUM_THREADS");
+    if ((set && !strcmp(set, "1")) || getenv("TT_BLAS_REEXEC")) return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) || setenv("TT_BLAS_REEXEC", "1", 1)) return;
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    /* exec failed: this process goes on, its OpenBLAS as loaded */
 }

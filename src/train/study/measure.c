@@ -55,6 +55,41 @@ int tt_study_grad_batch(const tt_study_opts *o, int dk)
     return b < 8 ? 8 : b;
 }
 
+/* The reals of each part's arena: 1 holds q, k, their dots and the scaled dots; 2 the queries,
+ * keys, scores and both softmaxes; 3 (per d_k, the largest counts) ~16 [B,T,dk] tensors (inputs,
+ * leaf grads, both paths' outputs and their grads), ~10 [B,T,T] (weights, scores, logits,
+ * softmax and grads), attention scratch, the median's B*T doubles. */
+static size_t variance_reals(const tt_study_opts *o)
+{
+    return (size_t)o->samples * (2 * (size_t)max_dk(o) + 2);
+}
+
+static size_t saturation_reals(const tt_study_opts *o)
+{
+    const size_t rows = (size_t)tt_study_rows(o), T = (size_t)o->T;
+    return rows * ((size_t)max_dk(o) * (1 + T) + 4 * T);
+}
+
+static size_t gradient_reals(const tt_study_opts *o)
+{
+    const size_t T = (size_t)o->T;
+    size_t need = 0;
+    for (int i = 0; i < o->n_dk; i++) {
+        size_t B = (size_t)tt_study_grad_batch(o, o->dk[i]);
+        size_t n = 16 * B * T * (size_t)o->dk[i] + 10 * B * T * T + 4 * T * T + 2 * B * T;
+        need = n > need ? n : need;
+    }
+    return need;
+}
+
+double tt_study_measure_bytes(const tt_study_opts *o)
+{
+    size_t most = variance_reals(o);
+    if (saturation_reals(o) > most) most = saturation_reals(o);
+    if (gradient_reals(o) > most) most = gradient_reals(o);
+    return 2.0 * (double)(most * sizeof(real) + STUDY_SLACK) + (double)STUDY_META;
+}
+
 /* An arena pair (values on the study's device, the tape on the host) and a graph over it, not
  * training (no dropout, no rng needed). */
 typedef struct study_graph {
@@ -129,7 +164,7 @@ void tt_study_variance(const tt_study_opts *o, tt_study_var *out)
     check_opts(o);
     const int S = o->samples;
     study_graph sg;
-    study_graph_init(&sg, o, (size_t)S * (2 * (size_t)max_dk(o) + 2));
+    study_graph_init(&sg, o, variance_reals(o));
     tt_graph *g = &sg.g;
     for (int i = 0; i < o->n_dk; i++) {
         const int dk = o->dk[i];
@@ -169,8 +204,7 @@ void tt_study_saturation(const tt_study_opts *o, tt_study_sat *out)
     check_opts(o);
     const int rows = tt_study_rows(o), T = o->T;
     study_graph sg;
-    study_graph_init(&sg, o,
-                     (size_t)rows * ((size_t)max_dk(o) * (1 + (size_t)T) + 4 * (size_t)T));
+    study_graph_init(&sg, o, saturation_reals(o));
     tt_graph *g = &sg.g;
     for (int i = 0; i < o->n_dk; i++) {
         const int dk = o->dk[i];
@@ -246,18 +280,8 @@ static void grad_variant(tt_graph *g, const tt_study_opts *o, int dk, int varian
 void tt_study_gradients(const tt_study_opts *o, tt_study_grad *out)
 {
     check_opts(o);
-    const size_t T = (size_t)o->T;
-    size_t need = 0;
-    for (int i = 0; i < o->n_dk; i++) {
-        /* ~16 [B,T,dk] tensors (inputs, leaf grads, both paths' outputs and their grads),
-         * ~10 [B,T,T] (weights, scores, logits, softmax and grads), attention scratch, the
-         * median's B*T doubles */
-        size_t B = (size_t)tt_study_grad_batch(o, o->dk[i]);
-        size_t n = 16 * B * T * (size_t)o->dk[i] + 10 * B * T * T + 4 * T * T + 2 * B * T;
-        need = n > need ? n : need;
-    }
     study_graph sg;
-    study_graph_init(&sg, o, need);
+    study_graph_init(&sg, o, gradient_reals(o));
     for (int i = 0; i < o->n_dk; i++) {
         out[i].dk = o->dk[i];
         for (int variant = 0; variant < 2; variant++)

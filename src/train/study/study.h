@@ -35,6 +35,10 @@ int tt_study_rows(const tt_study_opts *o);
  * over 1 GiB in the float64 build); dscores keeps >= 8 T^2 elements per d_k. */
 int tt_study_grad_batch(const tt_study_opts *o, int dk);
 
+/* The host memory parts 1-3 take at most (one part at a time): the largest arena and as much
+ * again for what is drawn on the host and the outputs copied back, and the tape. */
+double tt_study_measure_bytes(const tt_study_opts *o);
+
 /* 1. q, k with i.i.d. N(0,1) components, `samples` pairs per d_k; q.k by a batched tt_matmul
  * ([samples,1,dk] x [samples,1,dk]^T), scaled by 1/sqrt(dk) with tt_scale; the sample variance
  * (mean subtracted, divisor samples - 1) of both, and the unscaled mean. Theory: d_k and 1. */
@@ -94,6 +98,10 @@ int tt_study_write_csv_grad(const char *path, const tt_study_grad *gr, int n, ch
  * order (seed = config seed + s). Each training sees the first TT_STUDY_TRAIN_EXAMPLES examples
  * of the training split (all of them when it is smaller): fewer steps per epoch, so that
  * 2 x seeds trainings keep the study near a minute on two cores. What one training records: */
+/* Before the study writes anything: -1 with err (exit 2: "memory: this run needs ...", naming
+ * study.samples and study.d_model) when the config's own run, one of the study's trainings and
+ * its measurements do not fit the memory budget.h's check allows, else 0. */
+int tt_study_check_memory(const tt_config *c, const tt_corpus *d, char *err, size_t errlen);
 #define TT_STUDY_MAX_EPOCHS 64
 #define TT_STUDY_TRAIN_EXAMPLES 2000
 enum { TT_STUDY_Q, TT_STUDY_K, TT_STUDY_V };

@@ -7,6 +7,7 @@
 #include "train/study/study.h"
 
 #include "train/report/render.h"
+#include "train/run/budget.h"
 #include "train/run/probes.h"
 
 #include <cjson/cJSON.h>
@@ -156,19 +157,65 @@ static int temperatures(tt_run *s, const tt_run *parent, tt_study_temp *temps, i
     return rc;
 }
 
+/* A training's config: the parent's (shallow: the string arrays stay the parent's) with the
+ * study's model width, heads and epochs. */
+static void training_config(tt_config *c, const tt_config *parent, int seed_index, bool scaled)
+{
+    *c = *parent;
+    c->study.kind = TT_STUDY_NONE;
+    c->seed = parent->seed + seed_index;
+    c->model.d_model = parent->study.d_model;
+    c->model.n_heads = parent->study.n_heads;
+    c->model.attn_scale_none = !scaled;
+    c->train.epochs = parent->study.epochs;
+    c->output.checkpoint_every = 0;
+}
+
+/* What the study holds at its peak: the config's own run (cli.c sets it up) and one training
+ * (all are the same size, one at a time), or the measurements where they take more than the
+ * training: the runtime's parts once. */
+int tt_study_check_memory(const tt_config *c, const tt_corpus *d, char *err, size_t errlen)
+{
+    const tt_backend *be = tt_backend_open(c->device, err, errlen);
+    if (!be) return -1;
+    be->set_threads(c->threads);
+    size_t dev_free = 0, dev_total = 0;
+    const bool device = be->mem_info && be->mem_info(&dev_free, &dev_total) == 0;
+    tt_config sc;
+    training_config(&sc, c, 0, true);
+    tt_corpus sd = *d; /* sizes only: the training's corpus is the same files, truncated */
+    if (sd.train.n > TT_STUDY_TRAIN_EXAMPLES) sd.train.n = TT_STUDY_TRAIN_EXAMPLES;
+    tt_mem_need n, own;
+    tt_mem_need_for(&n, &sc, &sd, be, device);
+    tt_mem_need_for(&own, c, d, be, device);
+    tt_study_opts o = tt_study_defaults((uint64_t)c->seed);
+    o.samples = c->study.samples;
+    o.device = c->device;
+    double training = 0;
+    for (int k = 0; k < TT_MEM_PARTS; k++) {
+        if (k == TT_MEM_RUNTIME || k == TT_MEM_DEVICE_RUNTIME || k == TT_MEM_BLAS) continue;
+        if (!n.on_device[k]) training += n.part[k];
+        n.part[k] += own.part[k];
+    }
+    /* the measurements' arenas are on the study's device, what they stage on the host: all
+     * counted on the host, where the training's host parts are smaller */
+    n.part[TT_MEM_STUDY] = fmax(0, tt_study_measure_bytes(&o) - training);
+    tt_mem_need_sum(&n);
+    char keys[256];
+    snprintf(keys, sizeof keys, "study.samples %d, study.d_model %d, study.n_heads %d, "
+             "model.d_ff %d, model.n_layers %d", c->study.samples, c->study.d_model,
+             c->study.n_heads, c->model.d_ff, c->model.n_layers);
+    return tt_mem_check(&n, &sc, &sd, be, keys, "lower study.samples (the measurements grow "
+                        "with samples x 1024) or study.d_model (each training's model and step "
+                        "grow with it)", err, errlen);
+}
+
 int tt_study_train(tt_run *parent, int seed_index, bool scaled, tt_study_trace *t,
                    tt_study_temp *temps, int n_temps, double *valid_uniform,
                    double *probe_uniform, char *err, size_t errlen)
 {
     tt_run s = {0};
-    s.cfg = parent->cfg; /* shallow: the string arrays stay the parent's (detached below) */
-    s.cfg.study.kind = TT_STUDY_NONE;
-    s.cfg.seed = parent->cfg.seed + seed_index;
-    s.cfg.model.d_model = parent->cfg.study.d_model;
-    s.cfg.model.n_heads = parent->cfg.study.n_heads;
-    s.cfg.model.attn_scale_none = !scaled;
-    s.cfg.train.epochs = parent->cfg.study.epochs;
-    s.cfg.output.checkpoint_every = 0;
+    training_config(&s.cfg, &parent->cfg, seed_index, scaled);
     /* the maps and the checkpoint (11 MB at the default width) of the first seed only */
     if (seed_index) s.cfg.output.attention_every = 0, s.no_checkpoints = true;
     t->name = scaled ? "sqrt_dk" : "none";
