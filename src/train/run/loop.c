@@ -171,18 +171,19 @@ double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr)
 const char *tt_run_nonfinite_hint(const tt_config *c, bool updated, char *buf, size_t len)
 {
     const double tau = c->model.attn_temperature, lr = c->train.lr, wd = c->train.weight_decay;
-    /* how many times the usual each is: the one further from it is named first */
+    /* a weight decay >= 1 is far from the usual 0.01 and named first; then the learning rate
+     * and the temperature, the one further from the usual (how many times) first */
     const double lr_times = lr / (c->train.optimizer == TT_OPT_SGD ? 0.1 : 1e-3);
+    const bool lr_first = lr_times > 1 / tau;
     char said[4][160];
     int n = 0;
-    const bool lr_first = updated && lr_times > 1 / tau;
-    if (lr_first) snprintf(said[n], sizeof said[n], "lower train.lr (%g)", lr), n++;
-    if (tau < 1e-3)
-        snprintf(said[n], sizeof said[n], "raise model.attn_temperature (%g: the scores and their "
-                 "gradients are divided by it; 1 is the usual)", tau), n++;
     if (updated && wd >= 1 && lr * wd >= 1)
         snprintf(said[n], sizeof said[n], "lower train.weight_decay (%g: with train.lr %g each "
                  "update scales the weights by 1 - lr*wd = %g)", wd, lr, 1 - lr * wd), n++;
+    if (updated && lr_first) snprintf(said[n], sizeof said[n], "lower train.lr (%g)", lr), n++;
+    if (tau < 1e-3)
+        snprintf(said[n], sizeof said[n], "raise model.attn_temperature (%g: the scores and their "
+                 "gradients are divided by it; 1 is the usual)", tau), n++;
     if (updated && !lr_first) snprintf(said[n], sizeof said[n], "lower train.lr (%g)", lr), n++;
     if (updated && c->train.grad_clip == 0)
         snprintf(said[n], sizeof said[n], "set train.grad_clip (0: off; 1 is the usual)"), n++;
