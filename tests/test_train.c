@@ -356,7 +356,8 @@ END_TEST
 
 /* What ./train echoes from its input reaches the terminal escaped: a probe with ESC in the
  * attention heading, a config path with ESC in an error line and in the resume command line
- * of an interrupted run, quoted there as $'...' so that the shell reads the same bytes back. */
+ * of an interrupted run, quoted there as $'...' so that the shell reads the same bytes back,
+ * an unknown option with ESC in the usage error. */
 static int run_out(char *out, char *message, size_t len, ...)
 {
     va_list ap;
@@ -386,6 +387,9 @@ START_TEST(test_control_chars_escaped)
     ck_assert_int_eq(run(msg, sizeof msg, cfg, NULL), 2);
     snprintf(want, sizeof want, "train: %s/c\\x1b]0;t\\x07.json: cannot read", dir);
     ck_assert_msg(strstr(msg, want) && !strchr(msg, '\x1b') && !strchr(msg, '\x07'), "%s", msg);
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--fast\x1b[2J", NULL), 2);
+    ck_assert_msg(strstr(msg, "train: --fast\\x1b[2J: unknown option") && !strchr(msg, '\x1b'),
+                  "%s", msg);
     char text[2048];
     snprintf(text, sizeof text, "{\"data\": {\"task\": \"tag\", \"seq_len\": 6}, \"model\": "
              "{\"d_model\": 16, \"n_heads\": 2, \"d_ff\": 32}, \"train\": {\"epochs\": 1, "
