@@ -177,7 +177,11 @@ int tt_train_main(int argc, char **argv)
         goto out;
     if (dump) {
         rc = tt_dump_first_step(&r, dump, err, sizeof err) ? fail(err) : 0;
-        if (!rc) printf("wrote %s\n", dump);
+        if (!rc) {
+            fputs("wrote ", stdout);
+            tt_term_puts(stdout, dump, "");
+            fputc('\n', stdout);
+        }
         goto out;
     }
     const bool study = r.cfg.study.kind == TT_STUDY_SCALING;
