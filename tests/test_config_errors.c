@@ -130,9 +130,9 @@ START_TEST(test_rejects_mistake)
 END_TEST
 
 /* Values valid as doubles that break the model as floats (both builds check the float), a
- * temperature outside [1e-20, 1e20] (1.2e-38 passed as a normal float, then its first loss
- * was NaN), and probes that hold no word: rejected at validation, not by an assert in src/nn
- * or a NaN. */
+ * temperature outside [1e-20, 1e20] (1.2e-38 is a normal float, yet its first loss is NaN),
+ * and probes that hold no word: rejected at validation, not by an assert in src/nn or a
+ * NaN. */
 static const struct {
     const char *set, *jpath, *want;
 } BAD_FLOAT[] = {

@@ -125,7 +125,8 @@ void tt_term_puts(FILE *f, const char *s, const char *keep)
         if (k) {
             fwrite(s, 1, k, f);
         } else if (strchr(keep, *s)) {
-            fputc(*s, f), k = 1;
+            fputc(*s, f);
+            k = 1;
         } else {
             /* the whole character when it is well-formed (a C1 control: both its bytes) */
             size_t ok = tt_utf8_valid_prefix(s, n < 4 ? n : 4);

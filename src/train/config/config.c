@@ -218,8 +218,8 @@ static const char *float_problem(const tt_config_key *k, double d, char *buf, si
     return NULL;
 }
 
-/* What a string key must not hold: it is echoed on the terminal (a path in the progress and
- * resume lines). */
+/* What a string key (a path) must not hold: ./train prints it on the terminal (output.dir, the
+ * checkpoints under it in the resume line). */
 #define NOT_SHOWN "a control character or a byte that is not UTF-8"
 
 /* Reads key k from the tree into the config, or its default when absent. */

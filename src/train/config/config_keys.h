@@ -26,7 +26,7 @@ typedef struct tt_config_key {
     double def;            /* numbers, bools; enums: the index into names */
     const char *sdef;      /* T_STR, T_PATH */
     int flags;
-    const char *why;       /* NULL, or why the range is narrower than the type's: the messages add it */
+    const char *why;       /* NULL, or why the range is narrower than the type's (messages) */
 } tt_config_key;
 
 /* Every key, in the order tt_config_to_json writes them (config_json.c; a static assert there
