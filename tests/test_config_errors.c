@@ -62,7 +62,7 @@ static const struct {
     {"{" TT_CFG_MIN ", 'model': {'dropout': -0.1}}", "model.dropout: found -0.1", "[0, 1)"},
     {"{" TT_CFG_MIN ", 'model': {'attn_dropout': 1.0}}", "model.attn_dropout: found 1", "[0, 1)"},
     {"{" TT_CFG_MIN ", 'model': {'attn_temperature': 0}}", "model.attn_temperature: found 0",
-     "a number > 0"},
+     "a number in [1e-20, 1e+20]"},
     {"{" TT_CFG_MIN ", 'train': {'lr': 0}}", "train.lr: found 0", "a number > 0"},
     {"{" TT_CFG_MIN ", 'train': {'lr': -0.001}}", "train.lr: found -0.001", "a number > 0"},
     {"{'data': {'task': 'tag', 'seq_len': 40}, 'model': {'max_len': 32}}", "data.seq_len: found 40",
@@ -129,16 +129,18 @@ START_TEST(test_rejects_mistake)
 }
 END_TEST
 
-/* Values valid as doubles that break the model as floats (both builds check the float), and
- * probes that hold no word: rejected at validation, not by an assert in src/nn. */
+/* Values valid as doubles that break the model as floats (both builds check the float), a
+ * temperature outside [1e-20, 1e20] (1.2e-38 is a normal float, yet its first loss is NaN),
+ * and probes that hold no word: rejected at validation, not by an assert in src/nn or a
+ * NaN. */
 static const struct {
     const char *set, *jpath, *want;
 } BAD_FLOAT[] = {
     {"model.dropout=0.99999999999", "model.dropout: found 0.99999999999", "rounds to 1 in float32"},
     {"model.attn_dropout=0.999999999", "model.attn_dropout", "rounds to 1 in float32"},
-    {"model.attn_temperature=1e-46", "model.attn_temperature: found 1e-46", "rounds to 0"},
-    {"model.attn_temperature=1e-40", "model.attn_temperature: found 1e-40", "denormal"},
-    {"model.attn_temperature=1e39", "model.attn_temperature", "too large for float32"},
+    {"model.attn_temperature=1e-46", "model.attn_temperature: found 1e-46", "[1e-20, 1e+20]"},
+    {"model.attn_temperature=1.2e-38", "model.attn_temperature: found 1.2e-38", "overflow"},
+    {"model.attn_temperature=1e39", "model.attn_temperature", "[1e-20, 1e+20]"},
     {"train.beta1=0.99999999999", "train.beta1", "rounds to 1 in float32"},
     {"train.beta2=0.9999999999", "train.beta2", "rounds to 1 in float32"},
     {"train.eps=1e-46", "train.eps: found 1e-46", "rounds to 0 in float32"},
@@ -189,14 +191,112 @@ END_TEST
 /* The nearest values the float keeps inside the range pass. */
 START_TEST(test_accepts_float32_edges)
 {
-    const char *sets[] = {"model.dropout=0.9999999", "model.attn_temperature=1.2e-38",
+    const char *sets[] = {"model.dropout=0.9999999", "model.attn_temperature=1e-20",
                           "train.beta2=0.9999999", "train.lr=3e38", "data.mask_prob=1e-30",
-                          "data.probes=[\" a \"]"};
+                          "data.probes=[\" a \"]", "model.attn_temperature=1e20"};
     tt_cfg_fx f;
     tt_config c;
     tt_cfg_fx_init(&f);
     tt_cfg_expect_ok(tt_cfg_load(&f, "{'data': {'task': 'mlm', 'seq_len': 16}}", sets, 6, &c), &f);
     ck_assert_double_eq(c.model.dropout, 0.9999999);
+    /* the temperature's bounds, compared as floats: float32's 1e-20 is below the double 1e-20 */
+    ck_assert_double_eq(c.model.attn_temperature, 1e-20);
+    tt_config_free(&c);
+    tt_cfg_expect_ok(tt_cfg_load(&f, "{'data': {'task': 'mlm', 'seq_len': 16}}", sets + 6, 1, &c),
+                     &f);
+    ck_assert_double_eq(c.model.attn_temperature, 1e20);
+    tt_config_free(&c);
+}
+END_TEST
+
+/* A temperature outside [1e-20, 1e20], just past either end too: one message with the range
+ * and why it is narrower than "> 0". */
+START_TEST(test_temperature_range)
+{
+    static const char *const bad[] = {"9.9e-21", "1.2e-38", "1e-30", "1.0001e+20", "3e+38"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char set[64], src[80], jpath[80];
+        snprintf(set, sizeof set, "model.attn_temperature=%s", bad[i]);
+        snprintf(src, sizeof src, "--set %s", set);
+        snprintf(jpath, sizeof jpath, "model.attn_temperature: found %s", bad[i]);
+        const char *sets[] = {set};
+        tt_cfg_expect_error("{" TT_CFG_MIN "}", sets, 1, src, jpath,
+                            "allowed: a number in [1e-20, 1e+20] (the attention scores are "
+                            "divided by it in float32: past this range they or their gradients "
+                            "overflow or underflow)");
+    }
+}
+END_TEST
+
+/* The escape \u0000 in a string or a key of the file, or of a --set value, is refused naming
+ * its path (cJSON would decode a NUL that cuts the string short: "none\u0000x" read as
+ * "none"); an escaped backslash before "u0000" is no NUL. */
+START_TEST(test_nul_escape_refused)
+{
+    static const struct {
+        const char *json, *jpath;
+    } cases[] = {
+        {"{" TT_CFG_MIN ", 'model': {'attn_scale': 'none\\u0000x'}}",
+         "model.attn_scale: found a string holding \\u0000"},
+        {"{'data': {'task': 'tag', 'seq_len': 16, 'probes': ['a', 'b \\u0000']}}",
+         "data.probes[1]: found a string holding \\u0000"},
+        {"{" TT_CFG_MIN ", 'mo\\u0000del': {}}", "mo: found a key holding \\u0000"},
+        {"{" TT_CFG_MIN ", 'output': {'dir\\u0000x': 'a'}}",
+         "output.dir: found a key holding \\u0000"},
+        {"{'data': {'task': 'tag', 'seq_len': 16, 'probes': ['\\\\', '\\u0000']}}",
+         "data.probes[1]: found a string"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        tt_cfg_expect_error(cases[i].json, NULL, 0, NULL, cases[i].jpath,
+                            "(the NUL character, which would cut it short); allowed: keys and "
+                            "strings without NUL");
+    const char *sets[] = {"data.probes=[\"x\", \"y\\u0000\"]"};
+    tt_cfg_expect_error("{" TT_CFG_MIN "}", sets, 1, "--set data.probes=[\"x\", \"y\\u0000\"]",
+                        "data.probes[1]",
+                        "found a string holding \\u0000");
+    tt_cfg_fx f;
+    tt_config c;
+    tt_cfg_fx_init(&f);
+    tt_cfg_expect_ok(tt_cfg_load(&f, "{'data': {'task': 'tag', 'seq_len': 16, 'probes': "
+                                 "['a\\\\u0000']}}", NULL, 0, &c), &f);
+    ck_assert_str_eq(c.data.probes[0], "a\\u0000");
+    tt_config_free(&c);
+}
+END_TEST
+
+/* Paths go to the terminal (the progress and resume lines): a control character or a byte
+ * that is not UTF-8 in data.train, data.valid or output.dir is refused with the key, as is
+ * output.dir's default when the config's own name holds one; a probe may hold one (it is
+ * escaped where ./train prints it). */
+START_TEST(test_path_control_chars_refused)
+{
+    static const struct {
+        const char *json, *jpath, *want;
+    } cases[] = {
+        {"{" TT_CFG_MIN ", 'output': {'dir': 'runs/\\u001b]0;x\\u0007'}}",
+         "output.dir: found \"runs/\\u001b]0;x\\u0007\", which holds a control character",
+         "(byte 6); allowed: a non-empty string of printable UTF-8 text"},
+        {"{'data': {'task': 'tag', 'seq_len': 16, 'train': 'a\\nb.txt'}}", "data.train",
+         "which holds a control character or a byte that is not UTF-8 (byte 2)"},
+        {"{'data': {'task': 'tag', 'seq_len': 16, 'valid': 'v\\u009b.txt'}}", "data.valid",
+         "(byte 2)"},
+        {"{" TT_CFG_MIN ", 'output': {'dir': 'runs/\xff'}}", "output.dir", "(byte 6)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        tt_cfg_expect_error(cases[i].json, NULL, 0, NULL, cases[i].jpath, cases[i].want);
+    tt_cfg_fx f;
+    tt_config c;
+    char path[1200];
+    tt_cfg_fx_init(&f);
+    snprintf(path, sizeof path, "%s/x\x1b[2J.json", f.dir);
+    tt_cfg_write_json(path, "{" TT_CFG_MIN "}");
+    ck_assert_int_eq(tt_config_load(&c, path, NULL, 0, f.err, sizeof f.err), -1);
+    tt_st_test_check_message("default", f.err, path, ": output.dir: its default, runs/x\x1b[2J",
+                             "HINT: give output.dir");
+    tt_cfg_write_json(path, "{'data': {'task': 'tag', 'seq_len': 16, 'probes': ['a\\u001bb']},"
+                      " 'output': {'dir': 'runs/ok'}}");
+    tt_cfg_expect_ok(tt_config_load(&c, path, NULL, 0, f.err, sizeof f.err), &f);
+    ck_assert_str_eq(c.data.probes[0], "a\x1b" "b");
     tt_config_free(&c);
 }
 END_TEST
@@ -469,6 +569,9 @@ Suite *config_errors_suite(void)
                         (int)(sizeof BAD_FLOAT / sizeof BAD_FLOAT[0]));
     tcase_add_test(tc, test_accepts_float32_edges);
     tcase_add_test(tc, test_train_exits_2_on_float32_invalid);
+    tcase_add_test(tc, test_temperature_range);
+    tcase_add_test(tc, test_nul_escape_refused);
+    tcase_add_test(tc, test_path_control_chars_refused);
     tcase_add_test(tc, test_exact_messages);
     tcase_add_test(tc, test_cuda_device);
     tcase_add_test(tc, test_missing_data_file);

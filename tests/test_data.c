@@ -1,6 +1,7 @@
-/* test_data.c: the tokenizer (vocabulary, UTF-8 validation, round trips of Korean and English
- * text), corpus loading (vocabulary order, tags, truncation) and every data error with its file
- * and line, batches for each task, and the shuffle. */
+/* test_data.c: the tokenizer (vocabulary, UTF-8 validation, text escaped for a terminal, round
+ * trips of Korean and English text), corpus loading (vocabulary order, tags, truncation, a byte
+ * order mark) and every data error with its file and line, batches for each task, and the
+ * shuffle. */
 #include "testutil.h"
 
 #include "train/data/data.h"
@@ -53,6 +54,44 @@ START_TEST(test_utf8_validation)
         ck_assert_msg(tt_utf8_valid_prefix(cases[i].s, cases[i].n) == cases[i].valid,
                       "case %zu: valid prefix %zu, want %zu", i,
                       tt_utf8_valid_prefix(cases[i].s, cases[i].n), cases[i].valid);
+}
+END_TEST
+
+/* Text on its way to a terminal (tt_term_puts): printable UTF-8 as it is; C0 controls, DEL, the
+ * C1 controls, bidirectional overrides and bytes that are not UTF-8 as \xHH, every byte of the
+ * character; the bytes in keep as they are. */
+START_TEST(test_term_escape)
+{
+    static const struct {
+        const char *s, *keep, *want;
+    } cases[] = {
+        {"plain ascii ~", "", "plain ascii ~"},
+        {"a\x1b[2Jb", "", "a\\x1b[2Jb"},
+        {"\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4 \xf0\x9f\x98\x80", "",
+         "\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4 \xf0\x9f\x98\x80"},
+        {"x\xc2\x9by\xc2\xa0", "", "x\\xc2\\x9by\xc2\xa0"}, /* CSI as C1; a no-break space */
+        {"\xe2\x80\xae" "evil", "", "\\xe2\\x80\\xae" "evil"}, /* right-to-left override */
+        {"bad\xff\xe2\x82", "", "bad\\xff\\xe2\\x82"},        /* not UTF-8, cut short */
+        {"\x7f\x01", "", "\\x7f\\x01"},
+        {"l1\nl2\t", "\n", "l1\nl2\\x09"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = tmpfile();
+        ck_assert_ptr_nonnull(f);
+        tt_term_puts(f, cases[i].s, cases[i].keep);
+        char got[128] = "";
+        rewind(f);
+        size_t n = fread(got, 1, sizeof got - 1, f);
+        got[n] = '\0';
+        fclose(f);
+        ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu: \"%s\", want \"%s\"", i, got,
+                      cases[i].want);
+        const size_t len = strlen(cases[i].s);
+        ck_assert_msg((tt_term_printable_prefix(cases[i].s, len) == len) ==
+                          (strcmp(cases[i].s, cases[i].want) == 0),
+                      "case %zu: printable prefix %zu of %zu", i,
+                      tt_term_printable_prefix(cases[i].s, len), len);
+    }
 }
 END_TEST
 
@@ -135,6 +174,28 @@ START_TEST(test_corpus_tag)
     ck_assert_int_eq(d.valid.ex[0].words[2], TT_TOK_UNK);
     ck_assert(d.ambiguous[3] && !d.ambiguous[4]);
     ck_assert_int_eq(d.n_ambiguous, 1);
+    tt_corpus_free(&d);
+}
+END_TEST
+
+/* A UTF-8 byte order mark at the start of a data file is no part of the first word (it made
+ * "\uFEFFb" a word of its own, and the validation file's first word unknown), nor of a
+ * classify file's first label. */
+START_TEST(test_bom_dropped)
+{
+    tt_config c = config(TT_TASK_TAG, "\xEF\xBB\xBF" "b a\tX Y\n", "\xEF\xBB\xBF" "a b\tY X\n", 4);
+    tt_corpus d;
+    char err[512];
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d.words.n, 5);
+    ck_assert_int_eq(tt_vocab_find(&d.words, "b", 1), 4);
+    ck_assert_int_eq(d.train.ex[0].words[0], 4);
+    ck_assert_int_eq(d.valid.ex[0].words[0], 3); /* a, not [UNK] */
+    tt_corpus_free(&d);
+    c = config(TT_TASK_CLASSIFY, "\xEF\xBB\xBF" "POS\ta b\nNEG\tb\n", "POS\ta\n", 4);
+    ck_assert_msg(tt_corpus_load(&d, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d.labels.n, 2);
+    ck_assert_int_eq(tt_vocab_find(&d.labels, "POS", 3), d.train.ex[0].tags[0]);
     tt_corpus_free(&d);
 }
 END_TEST
@@ -364,7 +425,7 @@ END_TEST
 
 /* Bounded reads: /dev/zero and /dev/urandom as data end at once (today's loader reads them
  * until memory runs out); tt_read_bounded reads at most max + 1 bytes: a file of max bytes is
- * read, one of max + 1 refused. */
+ * read, one of max + 1 refused; it drops a byte order mark at the start, only there. */
 START_TEST(test_bounded_reads)
 {
     const char *devices[] = {"/dev/zero", "/dev/urandom"};
@@ -397,6 +458,32 @@ START_TEST(test_bounded_reads)
         }
         free(buf);
     }
+    /* a byte order mark is dropped at the start only; a NUL's offset counts the file's bytes */
+    static const struct {
+        const char *bytes, *text;
+        size_t n;
+    } bom[] = {{"\xEF\xBB\xBF" "ab", "ab", 5},
+               {"\xEF\xBB\xBF", "", 3},
+               {"a\xEF\xBB\xBF", "a\xEF\xBB\xBF", 4},
+               {"\xEF\xBB" "ab", "\xEF\xBB" "ab", 4}};
+    for (size_t i = 0; i < sizeof bom / sizeof bom[0]; i++) {
+        path = put("bom.txt", bom[i].bytes, bom[i].n);
+        FILE *f = fopen(path, "rb");
+        char *buf = NULL;
+        size_t len = 0;
+        ck_assert_int_eq(tt_read_bounded(f, path, 16, "WHAT", &buf, &len, err, sizeof err), 0);
+        fclose(f);
+        ck_assert_uint_eq(len, strlen(bom[i].text));
+        ck_assert_str_eq(buf, bom[i].text);
+        free(buf);
+    }
+    path = put("bom.txt", "\xEF\xBB\xBF" "a\0", 5);
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(tt_read_bounded(f, path, 16, "WHAT", &buf, &len, err, sizeof err), -1);
+    fclose(f);
+    ck_assert_msg(strstr(err, "bom.txt:1: a NUL byte at offset 4; WHAT"), "%s", err);
 }
 END_TEST
 
@@ -406,9 +493,11 @@ Suite *data_suite(void)
     TCase *tc = tcase_create("data");
     tcase_add_checked_fixture(tc, tt_tmp_setup, tt_tmp_teardown);
     tcase_add_test(tc, test_utf8_validation);
+    tcase_add_test(tc, test_term_escape);
     tcase_add_test(tc, test_vocab_grows);
     tcase_add_test(tc, test_tokenizer_round_trip);
     tcase_add_test(tc, test_corpus_tag);
+    tcase_add_test(tc, test_bom_dropped);
     tcase_add_test(tc, test_corpus_errors);
     tcase_add_test(tc, test_truncate_counts);
     tcase_add_test(tc, test_batches);

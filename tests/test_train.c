@@ -2,10 +2,13 @@
  * temporary folder: user errors exit 2 with a message naming the file and JSON path or line;
  * training 4 epochs equals training 2 and resuming for 2, bit for bit; the same seed gives the
  * same metrics; --dump-first-step writes every tensor of the contract with its shape; a loss
- * that blows up stops the run and leaves the last checkpoint as it was; one epoch on the real
- * flies corpus learns (valid accuracy from about 0.1 to above 0.85). */
+ * that blows up stops the run, leaves the last checkpoint as it was and names the likely key;
+ * the temperature's range trains at both ends; text from the input is escaped on the terminal;
+ * one epoch on the real flies corpus learns (valid accuracy from about 0.1 to above 0.85). */
 #include "testutil.h"
 
+#include "train/cli.h"
+#include "train/config/config_keys.h"
 #include "train/report/render.h"
 #include "train/run/run.h"
 #include "train_testutil.h"
@@ -13,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,10 +263,145 @@ START_TEST(test_nonfinite_loss_stops)
                  "train.schedule_epochs=4", "--resume", ckpt, NULL);
     ck_assert_int_eq(rc, 2);
     ck_assert_msg(strstr(msg, "step ") && strstr(msg, "loss is"), "%s", msg);
+    ck_assert_msg(strstr(msg, "\nHINT: lower train.lr (1e+30), or set train.grad_clip (0: off"),
+                  "%s", msg);
     f = fopen(ckpt, "rb");
     ck_assert_uint_eq(fread(after, 1, sizeof after, f), n);
     fclose(f);
     ck_assert(memcmp(before, after, n) == 0);
+}
+END_TEST
+
+/* The HINT of a loss that is not finite names the key that likely made it so: a weight decay
+ * that flips the weights' sign at every update (through ./train), a small temperature, and
+ * before any update never the learning rate. */
+START_TEST(test_nonfinite_hint_names_key)
+{
+    char msg[4096], hint[768];
+    int rc = run(msg, sizeof msg, path("cfg.json"), "--set", "train.weight_decay=1e6", "--set",
+                 tt_test_output_dir("wd"), NULL);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(msg, "loss is") && strstr(msg, "\nHINT: lower train.weight_decay "
+                                                          "(1e+06: with train.lr 0.003"),
+                  "%s", msg);
+    tt_config c = {0};
+    c.model.attn_temperature = 1e-19, c.train.lr = 1e-3, c.train.weight_decay = 0.01;
+    c.train.grad_clip = 1;
+    tt_run_nonfinite_hint(&c, false, hint, sizeof hint);
+    ck_assert_str_eq(hint, "HINT: it came before the first update, so not from train.lr: raise "
+                     "model.attn_temperature (1e-19: the scores and their gradients are divided "
+                     "by it; 1 is the usual)");
+    tt_run_nonfinite_hint(&c, true, hint, sizeof hint);
+    ck_assert_msg(strstr(hint, "HINT: raise model.attn_temperature (1e-19") &&
+                      strstr(hint, ", or lower train.lr (0.001)"), "%s", hint);
+    c.model.attn_temperature = 1, c.train.lr = 10, c.train.grad_clip = 0;
+    tt_run_nonfinite_hint(&c, true, hint, sizeof hint);
+    ck_assert_str_eq(hint, "HINT: lower train.lr (10), or set train.grad_clip (0: off; 1 is the "
+                     "usual)");
+    tt_run_nonfinite_hint(&c, false, hint, sizeof hint);
+    ck_assert_msg(!strstr(hint, "lower train.lr") && strstr(hint, "so not from train.lr"), "%s",
+                  hint);
+}
+END_TEST
+
+/* Every "loss" and "valid_loss" of a run's metrics.jsonl is a finite number (one that is not is
+ * written as null); the number of lines. */
+static int finite_losses(const char *run_dir)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s/metrics.jsonl", dir, run_dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_msg(f != NULL, "no %s", p);
+    char line[4096];
+    int n = 0;
+    for (; fgets(line, sizeof line, f); n++) {
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_msg(cJSON_IsObject(o), "%s: %s", p, line);
+        for (const char *const *k = (const char *const[]){"loss", "valid_loss", NULL}; *k; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *k);
+            ck_assert_msg(!v || (cJSON_IsNumber(v) && isfinite(v->valuedouble)), "%s: %s", p,
+                          line);
+        }
+        cJSON_Delete(o);
+    }
+    fclose(f);
+    return n;
+}
+
+/* model.attn_temperature at both ends of its range (read from the key table), with the score
+ * scale "sqrt_dk" and "none" (1/tau alone, the larger), trains an epoch with finite losses:
+ * the range is what the float32 softmax and its gradient take. */
+START_TEST(test_temperature_range_trains)
+{
+    const tt_config_key *k = NULL;
+    for (int i = 0; i < TT_CONFIG_N_KEYS; i++)
+        if (!strcmp(tt_config_keys[i].name, "attn_temperature")) k = &tt_config_keys[i];
+    ck_assert_ptr_nonnull(k);
+    const double ends[] = {k->lo, k->hi};
+    for (int e = 0; e < 2; e++)
+        for (int none = 0; none < 2; none++) {
+            char msg[4096], tau[64], name[32];
+            snprintf(tau, sizeof tau, "model.attn_temperature=%.17g", ends[e]);
+            snprintf(name, sizeof name, "tau%d_%d", e, none);
+            int rc = run(msg, sizeof msg, path("cfg.json"), "--set", tau, "--set",
+                         "train.epochs=1", "--set", "train.grad_clip=0", "--set",
+                         none ? "model.attn_scale=\"none\"" : "model.attn_scale=\"sqrt_dk\"",
+                         "--set", tt_test_output_dir(name), NULL);
+            ck_assert_msg(rc == 0, "--set %s (%s): exit %d: %s", tau, none ? "none" : "sqrt_dk",
+                          rc, msg);
+            ck_assert_int_ge(finite_losses(name), 10); /* epoch 0, 11 steps, epoch 1 */
+        }
+}
+END_TEST
+
+/* What ./train echoes from its input reaches the terminal escaped: a probe with ESC in the
+ * attention heading, a config path with ESC in an error line and in the resume command line
+ * of an interrupted run, quoted there as $'...' so that the shell reads the same bytes back,
+ * an unknown option with ESC in the usage error. */
+static int run_out(char *out, char *message, size_t len, ...)
+{
+    va_list ap;
+    va_start(ap, len);
+    int rc = tt_test_main(tt_train_main, out, message, len, ap);
+    va_end(ap);
+    return rc;
+}
+
+static void raise_at_3(tt_run *r, double loss, double grad_norm, void *ctx)
+{
+    (void)loss, (void)grad_norm, (void)ctx;
+    if (r->step == 3) raise(SIGTERM);
+}
+
+START_TEST(test_control_chars_escaped)
+{
+    static char out[1 << 16], msg[4096];
+    int rc = run_out(out, msg, sizeof out, path("cfg.json"), "--set", "train.epochs=1", "--set",
+                     "data.probes=[\"a \\u001b[2J x\"]", "--set", tt_test_output_dir("esc"),
+                     NULL);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, msg);
+    ck_assert_msg(strstr(out, "attention after epoch 1, \"a \\x1b[2J x\""), "%s", out);
+    ck_assert_msg(!strchr(out, '\x1b') && !strchr(msg, '\x1b'), "an ESC reached the terminal");
+    char cfg[1200], want[1300];
+    snprintf(cfg, sizeof cfg, "%s/c\x1b]0;t\x07.json", dir);
+    ck_assert_int_eq(run(msg, sizeof msg, cfg, NULL), 2);
+    snprintf(want, sizeof want, "train: %s/c\\x1b]0;t\\x07.json: cannot read", dir);
+    ck_assert_msg(strstr(msg, want) && !strchr(msg, '\x1b') && !strchr(msg, '\x07'), "%s", msg);
+    ck_assert_int_eq(run(msg, sizeof msg, path("cfg.json"), "--fast\x1b[2J", NULL), 2);
+    ck_assert_msg(strstr(msg, "train: --fast\\x1b[2J: unknown option") && !strchr(msg, '\x1b'),
+                  "%s", msg);
+    char text[2048];
+    snprintf(text, sizeof text, "{\"data\": {\"task\": \"tag\", \"seq_len\": 6}, \"model\": "
+             "{\"d_model\": 16, \"n_heads\": 2, \"d_ff\": 32}, \"train\": {\"epochs\": 1, "
+             "\"batch_size\": 8}, \"output\": {\"dir\": \"%s/int\"}}", dir);
+    tt_test_put("c\x1b]0;t\x07.json", text);
+    tt_train_test_hooks(raise_at_3, NULL, NULL);
+    rc = run(msg, sizeof msg, cfg, "--set", "seed=2", NULL);
+    tt_train_test_hooks(NULL, NULL, NULL);
+    ck_assert_msg(rc == 143, "exit %d: %s", rc, msg);
+    snprintf(want, sizeof want, "resume with: ./train $'%s/c\\x1b]0;t\\x07.json' --set seed=2 "
+             "--resume %s/int/checkpoints/step_00000003.safetensors", dir, dir);
+    ck_assert_msg(strstr(msg, want) && !strchr(msg, '\x1b'), "%s\nwant: %s", msg, want);
 }
 END_TEST
 
@@ -403,6 +542,9 @@ Suite *train_suite(void)
     tcase_add_test(tc, test_same_seed_same_metrics);
     tcase_add_test(tc, test_dump_first_step);
     tcase_add_test(tc, test_nonfinite_loss_stops);
+    tcase_add_test(tc, test_nonfinite_hint_names_key);
+    tcase_add_test(tc, test_temperature_range_trains);
+    tcase_add_test(tc, test_control_chars_escaped);
     tcase_add_test(tc, test_attention_dumps);
     tcase_add_test(tc, test_training_learns);
     suite_add_tcase(s, tc);

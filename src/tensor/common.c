@@ -1,5 +1,6 @@
-/* common.c: fatal errors, checked allocation, user-input errors, UTF-8 validation and atomic
- * writes through temporary files that mkstemp names (so no leftover can ever collide). */
+/* common.c: fatal errors, checked allocation, user-input errors, UTF-8 validation, text made
+ * safe for a terminal, and atomic writes through temporary files that mkstemp names (so no
+ * leftover can ever collide). */
 #include "tensor/common.h"
 
 #include <errno.h>
@@ -92,6 +93,50 @@ size_t tt_utf8_valid_prefix(const char *str, size_t n)
         i += len;
     }
     return n;
+}
+
+size_t tt_term_printable(const char *str, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    if (n == 0) return 0;
+    if (s[0] < 0x80) return s[0] >= 0x20 && s[0] < 0x7F;
+    size_t len = (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : 4;
+    if (tt_utf8_valid_prefix(str, n < len ? n : len) < len) return 0;
+    uint32_t cp = len == 2 ? (s[0] & 0x1Fu) << 6 | (s[1] & 0x3Fu)
+                  : len == 3 ? (s[0] & 0x0Fu) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu)
+                             : 0x10000; /* past every code point refused below */
+    if (cp <= 0x9F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))
+        return 0;
+    return len;
+}
+
+size_t tt_term_printable_prefix(const char *s, size_t n)
+{
+    size_t i = 0, k;
+    while (i < n && (k = tt_term_printable(s + i, n - i))) i += k;
+    return i;
+}
+
+void tt_term_puts(FILE *f, const char *s, const char *keep)
+{
+    size_t n = strlen(s);
+    while (n) {
+        size_t k = tt_term_printable(s, n);
+        if (k) {
+            fwrite(s, 1, k, f);
+        } else if (strchr(keep, *s)) {
+            fputc(*s, f);
+            k = 1;
+        } else {
+            /* the whole character when it is well-formed (a C1 control: both its bytes) */
+            size_t ok = tt_utf8_valid_prefix(s, n < 4 ? n : 4);
+            uint8_t c = (uint8_t)*s;
+            k = c >= 0xC0 && ok >= 2 ? (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4 : 1;
+            for (size_t i = 0; i < k; i++)
+                fprintf(f, "\\x%02x", (uint8_t)s[i]);
+        }
+        s += k, n -= k;
+    }
 }
 
 int tt_atomic_open(tt_atomic_file *o, const char *path, char *err, size_t errlen)

@@ -51,6 +51,19 @@ char *tt_xstrdup(const char *s);
  * forms, UTF-16 surrogates and code points past U+10FFFF are not), n when all of it is. */
 size_t tt_utf8_valid_prefix(const char *s, size_t n);
 
+/* Text from a config, a data file or the command line on its way to a terminal. The number of
+ * bytes of the character at the start of s[0..n) when a terminal shows it as text: printable
+ * ASCII, or a well-formed UTF-8 sequence other than the C1 controls (U+0080..U+009F), the line
+ * and paragraph separators and the bidirectional controls (U+2028..U+202E, U+2066..U+2069);
+ * 0 for everything else (C0 controls, DEL, bytes that are not well-formed UTF-8, n == 0). */
+size_t tt_term_printable(const char *s, size_t n);
+/* The number of bytes of s[0..n) before the first character that tt_term_printable refuses. */
+size_t tt_term_printable_prefix(const char *s, size_t n);
+/* Writes s to f with every byte of a character that tt_term_printable refuses escaped as \xHH,
+ * so that no escape sequence reaches the terminal (ESC [ 2 J, a window title...); the bytes in
+ * keep (e.g. "\n" for a message of several lines, "" for one) are written as they are. */
+void tt_term_puts(FILE *f, const char *s, const char *keep);
+
 /* Atomic writes (docs/design.md section 8): tt_atomic_open creates PATH.tmp.XXXXXX by mkstemp
  * (a fresh name, so neither a leftover of a killed process nor another writer can block or be
  * written through; mode 0666 less the umask, close-on-exec); tt_atomic_close checks every write, fflush,

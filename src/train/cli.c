@@ -57,17 +57,35 @@ static const char SHORT_USAGE[] =
  * the ranks agreed on): said once, by rank 0 (dist.h). */
 static int fail(const char *msg)
 {
-    if (tt_dist_rank() == 0) fprintf(stderr, "train: %s\n", msg);
+    if (tt_dist_rank() == 0) {
+        fputs("train: ", stderr);
+        tt_term_puts(stderr, msg, "\n");
+        fputc('\n', stderr);
+    }
     return 2;
 }
 
-/* a word as the shell reads it back: as it is when plain, else in single quotes */
+/* a word as the shell reads it back: as it is when plain, else in single quotes, or as $'...'
+ * with \xHH escapes when it holds a byte that is not printable text (tt_term_printable), which
+ * must not reach the terminal raw */
 static void put_word(FILE *f, const char *w)
 {
     static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                 "0123456789_./=:,+-@%";
-    if (*w && strspn(w, plain) == strlen(w)) {
+    const size_t n = strlen(w);
+    if (*w && strspn(w, plain) == n) {
         fprintf(f, " %s", w);
+        return;
+    }
+    if (tt_term_printable_prefix(w, n) < n) {
+        fputs(" $'", f);
+        for (size_t i = 0, k; i < n; i += k) {
+            k = tt_term_printable(w + i, n - i);
+            if (!k) fprintf(f, "\\x%02x", (unsigned char)w[i]), k = 1;
+            else if (w[i] == '\'' || w[i] == '\\') fprintf(f, "\\%c", w[i]);
+            else fwrite(w + i, 1, k, f);
+        }
+        fputc('\'', f);
         return;
     }
     fputs(" '", f);
@@ -87,7 +105,8 @@ static int interrupted(int sig, const char *err, const char *config, const char 
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) f = stderr; /* no memory for the line: word by word */
-    fprintf(f, "train: %s", err);
+    fputs("train: ", f);
+    tt_term_puts(f, err, "\n");
     if (checkpoint && *checkpoint) {
         fputs("; resume with:", f);
         if (tt_dist_size() > 1) fprintf(f, " mpirun -np %d", tt_dist_size());
@@ -185,7 +204,11 @@ int tt_train_main(int argc, char **argv)
         goto out;
     if (dump) {
         rc = tt_dump_first_step(&r, dump, err, sizeof err) ? fail(err) : 0;
-        if (!rc) printf("wrote %s\n", dump);
+        if (!rc) {
+            fputs("wrote ", stdout);
+            tt_term_puts(stdout, dump, "");
+            fputc('\n', stdout);
+        }
         goto out;
     }
     const bool study = r.cfg.study.kind == TT_STUDY_SCALING;
@@ -200,8 +223,11 @@ int tt_train_main(int argc, char **argv)
         rc = tt_study_main(&r, err, sizeof err) ? 2 : 0;
     } else {
         tt_run_describe(&r);
-        if (resume) printf("resumed from %s: epoch %d, step %lld\n", resume, r.epoch,
-                           (long long)r.step);
+        if (resume) {
+            fputs("resumed from ", stdout);
+            tt_term_puts(stdout, resume, "");
+            printf(": epoch %d, step %lld\n", r.epoch, (long long)r.step);
+        }
         if (tt_dist_size() > 1)
             printf("data parallel: %d processes, %d rows of each batch of %d on each\n",
                    tt_dist_size(), r.batch.B, r.cfg.train.batch_size);

@@ -156,6 +156,8 @@ static const char *allowed(const tt_config_key *k, char *buf, size_t len)
                  : k->type == T_PATH ? "a file path (a non-empty string)"
                                      : "a non-empty string");
     }
+    n = strlen(buf);
+    if (k->why) snprintf(buf + n, n < len ? len - n : 0, " (%s)", k->why);
     return buf;
 }
 
@@ -196,15 +198,16 @@ static int read_strings(ctx *x, int k, const cJSON *v, const char *src, const ch
 
 /* Why number d of key k (in its range as a double) is not valid as a float: the model computes
  * in float32 (float64 in the other build; checking the float in both keeps a config valid in
- * both). NULL when it is: its float lies in the range too, and a key that must be > 0 (a
- * temperature, eps, a rate: divided by, or by what it scales) is a normal float (a denormal
- * temperature of 1e-40 gives NaN attention). */
+ * both). NULL when it is: its float lies in the range's float32 bounds too (a bound such as
+ * 1e-20 is not a float: compared as floats, 1e-20 itself passes), and a key that must be > 0
+ * (eps, a rate: divided by, or by what it scales) is a normal float (a denormal eps of 1e-40
+ * overflows what is divided by it). */
 static const char *float_problem(const tt_config_key *k, double d, char *buf, size_t len)
 {
-    const double f = (double)(float)d;
+    const double f = (double)(float)d, lo = (double)(float)k->lo, hi = (double)(float)k->hi;
     char num[32];
     if (!isfinite(f)) return "which is too large for float32";
-    if ((k->hi_open ? f >= k->hi : f > k->hi) || (k->lo_open ? f <= k->lo : f < k->lo)) {
+    if ((k->hi_open ? f >= hi : f > hi) || (k->lo_open ? f <= lo : f < lo)) {
         snprintf(buf, len, "which rounds to %s in float32",
                  tt_config_number_text(f, num, sizeof num));
         return buf;
@@ -214,6 +217,10 @@ static const char *float_problem(const tt_config_key *k, double d, char *buf, si
                "overflows)";
     return NULL;
 }
+
+/* What a string key (a path) must not hold: ./train prints it on the terminal (output.dir, the
+ * checkpoints under it in the resume line). */
+#define NOT_SHOWN "a control character or a byte that is not UTF-8"
 
 /* Reads key k from the tree into the config, or its default when absent. */
 static int read_key(ctx *x, const cJSON *root, int k)
@@ -270,6 +277,11 @@ static int read_key(ctx *x, const cJSON *root, int k)
     if (n >= kd->size)
         return fail(x, src, jpath, "found a string of %zu bytes; allowed: %s of at most %zu bytes",
                     n, ok, kd->size - 1);
+    size_t shown = tt_term_printable_prefix(v->valuestring, n); /* a path goes to the terminal */
+    if (shown < n)
+        return fail(x, src, jpath, "found %s, which holds %s (byte %zu); allowed: %s of printable "
+                    "UTF-8 text", describe(v, false, found, sizeof found), NOT_SHOWN, shown + 1,
+                    ok);
     memcpy(p, v->valuestring, n + 1);
     return 0;
 }
@@ -316,6 +328,11 @@ static int check_shape(const ctx *x, const cJSON *root)
     return 0;
 }
 
+/* cJSON decodes the escape \u0000 into a NUL byte, where C strings end: refused, in a file or
+ * a --set, before anything reads the shortened string. */
+#define NUL_WHY                                                                                    \
+    "(the NUL character, which would cut it short); allowed: keys and strings without NUL"
+
 /* --set KEY=VALUE: KEY a dotted path to a known key, VALUE parsed as JSON, else a string;
  * null removes the key, so its default applies. */
 static int apply_set(ctx *x, cJSON *root, const char *arg)
@@ -347,6 +364,17 @@ static int apply_set(ctx *x, cJSON *root, const char *arg)
         if (!cJSON_IsObject(parent)) return 0; /* the file's mistake: check_shape reports it */
     }
     cJSON *v = cJSON_ParseWithOpts(eq + 1, NULL, 1);
+    char at[128];
+    bool key;
+    if (v && tt_json_nul_path(eq + 1, v, at, sizeof at, &key)) {
+        cJSON_Delete(v);
+        char src[TT_CONFIG_ERR], jpath[sizeof name + sizeof at + 1];
+        snprintf(src, sizeof src, "--set %s", arg);
+        snprintf(jpath, sizeof jpath, "%.*s%s%s", klen, arg, at[0] && at[0] != '[' ? "." : "",
+                 at);
+        return fail(x, src, jpath, "found a %s holding \\u0000 %s", key ? "key" : "string",
+                    NUL_WHY);
+    }
     if (!v) v = cJSON_CreateString(eq + 1);
     TT_ASSERT(v);
     cJSON_DeleteItemFromObjectCaseSensitive(parent, leaf);
@@ -423,6 +451,10 @@ static int check_rules(ctx *x)
         size_t n = strlen(stem);
         if (n > 5 && strcmp(stem + n - 5, ".json") == 0) n -= 5;
         snprintf(c->output.dir, sizeof c->output.dir, "runs/%.*s", (int)n, stem);
+        if (tt_term_printable_prefix(stem, n) < n)
+            return fail(x, x->path, "output.dir", "its default, runs/%.*s from the config's name, "
+                        "holds %s; allowed: printable UTF-8 text\nHINT: give output.dir "
+                        "(--set output.dir=runs/NAME)", (int)n, stem, NOT_SHOWN);
     }
     int sched = key_index("train", "schedule_epochs");
     c->train.schedule_epochs_set = x->val[sched] != NULL;
@@ -482,6 +514,11 @@ static int parse(const ctx *x, const char *text, cJSON **root)
         return fail(x, x->path, NULL, "found %s at the top level; allowed: a JSON object",
                     describe(*root, true, found, sizeof found));
     }
+    char jpath[256];
+    bool key;
+    if (tt_json_nul_path(text, *root, jpath, sizeof jpath, &key)) /* a key: up to the NUL */
+        return fail(x, x->path, jpath, "found a %s holding \\u0000 %s", key ? "key" : "string",
+                    NUL_WHY);
     return 0;
 }
 

@@ -1,9 +1,11 @@
-/* config_json.c: the config's schema and its writing. tt_config_keys lists every key with its
- * type, its field in tt_config, its default and what is allowed (config.c reads and checks each
- * key through it); tt_config_store and tt_config_fetch move a value in and out of a key's field;
- * tt_config_to_json walks the table to write a resolved config back as JSON (every key with a
- * value; tt_config_absent says which have none), numbers printed so that they read back
- * exactly. A key added to the table is read, checked and written back. */
+/* config_json.c: the config's schema, its writing and a check of its text. tt_config_keys lists
+ * every key with its type, its field in tt_config, its default and what is allowed (config.c
+ * reads and checks each key through it); tt_config_store and tt_config_fetch move a value in
+ * and out of a key's field; tt_config_to_json walks the table to write a resolved config back
+ * as JSON (every key with a value; tt_config_absent says which have none), numbers printed so
+ * that they read back exactly. A key added to the table is read, checked and written back.
+ * tt_json_nul_path finds a \u0000 escape, which cJSON decodes into a NUL that would cut a
+ * string short. */
 #include "train/config/config_keys.h"
 
 #include <cjson/cJSON.h>
@@ -57,7 +59,23 @@ const tt_config_key tt_config_keys[] = {
     NUM("model", "dropout", model.dropout, 0, SHUT, 1, OPEN, 0.1),
     NUM("model", "attn_dropout", model.attn_dropout, 0, SHUT, 1, OPEN, 0.0),
     ENUM("model", "attn_scale", model.attn_scale_none, "sqrt_dk", "none"),
-    NUM("model", "attn_temperature", model.attn_temperature, 0, OPEN, HUGE_VAL, SHUT, 1.0),
+    /* tau divides the scores, s = q.k / (tau sqrt(d_k)) (or q.k / tau), in float32: FLT_MAX
+     * 3.4e38, smallest normal 1.2e-38. [1e-20, 1e20] keeps 18 decades of room at each end.
+     * At 1e-20 the scale is at most 1e20: a score overflows only for |q.k| > 3.4e18, and so
+     * does dQ = scale dS K only for |dS K| that large (dS = P (dP - rowsum(dP P)) is of the
+     * size of dP); q and k come out of normalised rows through weights of size 1/sqrt(C), so
+     * |q.k| stays decades below that. The softmax subtracts the row's max, so a row that
+     * saturates to one-hot stays exact. Smaller, the room goes: at 1.2e-38 (d_k 16) a |q.k|
+     * of 17 overflows, and configs/tiny.json's first loss is NaN. At 1e20 the scale is at
+     * least 1e-20 / sqrt(d_k), a normal float; the scores are ~1e-20, so the softmax is uniform
+     * as the exact one is to within float32's rounding, and dQ keeps its relative precision
+     * (a normal float) for |dS K| > 1.2e-18 sqrt(d_k). Larger, tau sqrt(d_k) heads for FLT_MAX
+     * and the scale for 0. The bounds are compared in float32 too (float_problem), where
+     * 1e-20 is 9.99999968e-21. */
+    {"model", "attn_temperature", T_NUM, F(model.attn_temperature), .lo = 1e-20, .hi = 1e20,
+     .def = 1.0,
+     .why = "the attention scores are divided by it in float32: past this range they or their "
+            "gradients overflow or underflow"},
     {"model", "causal", T_BOOL, F(model.causal), .flags = DERIVED},
     ENUM("model", "pool", model.pool, "mean", "first"),
     INT("train", "epochs", train.epochs, 1, 10),
@@ -168,4 +186,56 @@ char *tt_config_to_json(const tt_config *c)
     cJSON_Delete(root);
     TT_ASSERT(s);
     return s;
+}
+
+/* The number, in document order, of the first string of text (keys and values alike) that
+ * holds the escape \u0000, or -1. text is valid JSON (cJSON parsed it), so a '"' outside a
+ * string opens one and a backslash inside one escapes the next character. */
+static int nul_string(const char *text)
+{
+    int count = 0;
+    bool in = false;
+    for (const char *p = text; *p; p++) {
+        if (*p == '"') {
+            count += in;
+            in = !in;
+        } else if (in && *p == '\\') {
+            if (strncmp(p + 1, "u0000", 5) == 0) return count;
+            p++; /* the escaped character: a '"' or a '\\' there ends nothing */
+        }
+    }
+    return -1;
+}
+
+/* The path of string number *left under v (document order: a member's key, then its value),
+ * appended to path[0..strlen(path)); *key: it is a key. */
+static bool string_path(const cJSON *v, int *left, char *path, size_t len, bool *key)
+{
+    const size_t n = strlen(path);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        if (cJSON_IsObject(v))
+            snprintf(path + n, len - n, "%s%s", n ? "." : "", e->string);
+        else
+            snprintf(path + n, len - n, "[%d]", i);
+        if (cJSON_IsObject(v) && (*left)-- == 0) {
+            *key = true;
+            return true;
+        }
+        if (cJSON_IsString(e) && (*left)-- == 0) return true;
+        if ((cJSON_IsObject(e) || cJSON_IsArray(e)) && string_path(e, left, path, len, key))
+            return true;
+        path[n] = '\0';
+    }
+    return false;
+}
+
+bool tt_json_nul_path(const char *text, const cJSON *root, char *path, size_t len, bool *key)
+{
+    int left = nul_string(text);
+    path[0] = '\0';
+    *key = false;
+    if (left < 0) return false;
+    string_path(root, &left, path, len, key); /* not found: root itself is the string */
+    return true;
 }

@@ -26,6 +26,7 @@ typedef struct tt_config_key {
     double def;            /* numbers, bools; enums: the index into names */
     const char *sdef;      /* T_STR, T_PATH */
     int flags;
+    const char *why;       /* NULL, or why the range is narrower than the type's (messages) */
 } tt_config_key;
 
 /* Every key, in the order tt_config_to_json writes them (config_json.c; a static assert there
@@ -47,5 +48,13 @@ double tt_config_fetch(const tt_config *c, const tt_config_key *k);
 bool tt_config_absent(const tt_config *c, const tt_config_key *k);
 /* The shortest text that reads back as exactly d (cJSON's own printing may lose the last bits). */
 const char *tt_config_number_text(double d, char *buf, size_t len);
+
+/* text, which parsed into root: whether a string of it (a key or a value) holds the escape
+ * \u0000, which cJSON decodes into a NUL that cuts the string short; then its JSON path
+ * ("model.attn_scale", "data.probes[1]"; "" for root itself, a string) into path, and *key
+ * whether it is a key (the path then ends with the key up to the NUL). */
+struct cJSON;
+bool tt_json_nul_path(const char *text, const struct cJSON *root, char *path, size_t len,
+                      bool *key);
 
 #endif

@@ -55,6 +55,9 @@ int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, cha
         free(b);
         return -1;
     }
+    /* a UTF-8 byte order mark (what some editors put first) is no part of the text: it would
+     * be in the first word of a data file and before a config's '{' */
+    if (n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0) memmove(b, b + 3, n -= 3);
     b[n] = '\0';
     *buf = b;
     *len = n;

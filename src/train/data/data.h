@@ -81,7 +81,9 @@ typedef struct tt_corpus {
 /* The whole of f (named path in messages), NUL-terminated and malloc'ed into *buf (*len
  * bytes), reading at most max + 1 bytes, so that a device (/dev/zero, /dev/urandom) or a huge
  * file ends at once: 0, or -1 with err: "PATH: more than MAX bytes; WHAT", "PATH:LINE: a NUL
- * byte at offset N; WHAT" (what says what the file must be), "PATH: cannot read: ...". */
+ * byte at offset N; WHAT" (what says what the file must be), "PATH: cannot read: ...". A UTF-8
+ * byte order mark (EF BB BF) at the start is dropped: *buf holds the text after it (a NUL's
+ * offset in a message counts the file's bytes, the mark's included). */
 int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, char **buf,
                     size_t *len, char *err, size_t errlen);
 

@@ -313,9 +313,13 @@ int tt_checkpoint_check_config(const tt_config *cfg, const char *ckpt_json, cons
     TT_ASSERT_MSG(a && b, "a resolved config does not parse back");
     char must[2048] = "", notes[2048] = "";
     int n = differences(a, b, "", true, must, sizeof must);
-    if (!n && differences(a, b, "", false, notes, sizeof notes))
-        printf("note: resuming %s with a config that differs from the checkpoint's:%s\n", path,
-               notes);
+    if (!n && differences(a, b, "", false, notes, sizeof notes)) {
+        fputs("note: resuming ", stdout);
+        tt_term_puts(stdout, path, "");
+        fputs(" with a config that differs from the checkpoint's:", stdout);
+        tt_term_puts(stdout, notes, "\n");
+        fputc('\n', stdout);
+    }
     cJSON_Delete(a);
     cJSON_Delete(b);
     free(ta);

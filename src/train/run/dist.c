@@ -239,8 +239,10 @@ int tt_dist_agree(bool failed, const char *err)
 #endif
     if (lowest == g_size) return 0;
     if (g_rank == lowest) {
-        if (g_rank > 0) fprintf(stderr, "train: rank %d: %s\n", g_rank, err);
-        else fprintf(stderr, "train: %s\n", err);
+        if (g_rank > 0) fprintf(stderr, "train: rank %d: ", g_rank);
+        else fputs("train: ", stderr);
+        tt_term_puts(stderr, err, "\n"); /* it may quote a path, a word of a data file */
+        fputc('\n', stderr);
     }
     return -1;
 }

@@ -168,6 +168,35 @@ double tt_run_step(tt_run *r, int s, double *grad_norm, double *lr)
     return l;
 }
 
+const char *tt_run_nonfinite_hint(const tt_config *c, bool updated, char *buf, size_t len)
+{
+    const double tau = c->model.attn_temperature, lr = c->train.lr, wd = c->train.weight_decay;
+    /* a weight decay >= 1 is far from the usual 0.01 and named first; then the learning rate
+     * and the temperature, the one further from the usual (how many times) first */
+    const double lr_times = lr / (c->train.optimizer == TT_OPT_SGD ? 0.1 : 1e-3);
+    const bool lr_first = lr_times > 1 / tau;
+    char said[4][160];
+    int n = 0;
+    if (updated && wd >= 1 && lr * wd >= 1)
+        snprintf(said[n], sizeof said[n], "lower train.weight_decay (%g: with train.lr %g each "
+                 "update scales the weights by 1 - lr*wd = %g)", wd, lr, 1 - lr * wd), n++;
+    if (updated && lr_first) snprintf(said[n], sizeof said[n], "lower train.lr (%g)", lr), n++;
+    if (tau < 1e-3)
+        snprintf(said[n], sizeof said[n], "raise model.attn_temperature (%g: the scores and their "
+                 "gradients are divided by it; 1 is the usual)", tau), n++;
+    if (updated && !lr_first) snprintf(said[n], sizeof said[n], "lower train.lr (%g)", lr), n++;
+    if (updated && c->train.grad_clip == 0)
+        snprintf(said[n], sizeof said[n], "set train.grad_clip (0: off; 1 is the usual)"), n++;
+    size_t k = (size_t)snprintf(buf, len, "HINT: %s", updated ? "" : "it came before the first "
+                                "update, so not from train.lr: ");
+    if (!n)
+        snprintf(buf + k, k < len ? len - k : 0, "look at the model's values (model.*) and the "
+                 "data");
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%s", i ? ", or " : "", said[i]);
+    return buf;
+}
+
 /* A signal was caught: on one process, now; over several, by any rank at this step's sum,
  * which every rank saw. */
 static bool stop_due(const tt_run *r)
@@ -193,10 +222,11 @@ static int train_epoch(tt_run *r, double *mean_loss, double *tps_out, double *gr
         if (!isfinite(l)) {
             r->err_all = true; /* the whole batch's loss: every rank stops here */
             if (tty) printf("\n");
+            char hint[768];
             return tt_errorf(err, errlen, "step %lld (epoch %d): the loss is %g; stopping before "
-                             "the update. The checkpoints already written are intact.\nHINT: "
-                             "lower train.lr, or set train.grad_clip", (long long)r->step + 1,
-                             r->epoch + 1, l);
+                             "the update. The checkpoints already written are intact.\n%s",
+                             (long long)r->step + 1, r->epoch + 1, l,
+                             tt_run_nonfinite_hint(c, r->step > 0, hint, sizeof hint));
         }
         r->step++;
         r->epoch_step = s + 1;

@@ -104,7 +104,9 @@ void tt_attention_show(FILE *out, const tt_attn_epoch *e)
     if (!e || !e->n_probes || !e->L) return;
     int layer = 0, head = 0;
     tt_attn_most_focused(e, 0, &layer, &head);
-    fprintf(out, "\nattention after epoch %d, \"%s\": the most focused head (layer %d, head %d; "
-            "rows attend to columns)\n", e->epoch, e->probes[0].text, layer, head);
+    fprintf(out, "\nattention after epoch %d, \"", e->epoch);
+    tt_term_puts(out, e->probes[0].text, ""); /* the config's text: no control reaches out */
+    fprintf(out, "\": the most focused head (layer %d, head %d; rows attend to columns)\n", layer,
+            head);
     tt_render_terminal(out, e, 0, layer, head);
 }

@@ -139,6 +139,12 @@ double tt_run_loss(const tt_run *r, const tt_var *loss, double summed);
  * (SIGINT) at step ..." in err; cli.c makes that exit status 128 + the signal's number. Over
  * several ranks every rank stops with the same signal, the highest number any rank caught. */
 int tt_run_train(tt_run *r, char *err, size_t errlen);
+/* loop.c: the HINT line for a loss that is not finite, naming the keys of c that likely made it
+ * so: model.attn_temperature when below 1e-3 (the scores and their gradients are divided by
+ * it), train.weight_decay when >= 1 with lr * weight_decay >= 1 (each update flips or grows
+ * the weights), train.lr, train.grad_clip when off. Before any update (updated false) the
+ * learning rate and what goes with it cannot be the cause, and the hint says so. */
+const char *tt_run_nonfinite_hint(const tt_config *c, bool updated, char *buf, size_t len);
 
 /* signals.c: tt_signals_catch installs SIGINT, SIGTERM, SIGHUP and SIGPIPE handlers that only
  * note the first signal (a second SIGINT or SIGTERM ends the process at once; SIGHUP and SIGPIPE
