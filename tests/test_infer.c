@@ -537,6 +537,8 @@ START_TEST(test_bad_input)
         {{"predict", tt_test_tmpdir(), "a"}, "is a folder, not a checkpoint"},
         {{"predict", badtag, "a"}, "badtag.txt is a text file, not a checkpoint"},
         {{"generate", lm_ck, "one", "--words", "1001"}, "--words 1001: allowed: 1 to 1000"},
+        /* a control character in a path: escaped, not sent to the terminal */
+        {{"predict", "/nonexistent\x1b[31m.safetensors", "a"}, "/nonexistent\\x1b[31m.safe"},
         /* a usage error: its message and a short usage */
         {{"predict", tag_ck}, "checkpoint\nusage: ./infer maps|predict|generate|eval"},
         {{"maps"}, "more: ./infer --help\n"},

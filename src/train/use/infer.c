@@ -70,9 +70,13 @@ typedef struct args {
     tt_use_spelling spelling; /* the checkpoint's (spell_texts) */
 } args;
 
+/* The message (a path or a sentence in it may hold control characters: escaped, so that
+ * they cannot act on the terminal), exit status 2. */
 static int fail(const char *msg)
 {
-    fprintf(stderr, "infer: %s\n", msg);
+    fputs("infer: ", stderr);
+    tt_term_puts(stderr, msg, "\n");
+    fputc('\n', stderr);
     return 2;
 }
 
