@@ -378,15 +378,6 @@ START_TEST(test_stale_temp_files)
 }
 END_TEST
 
-static void snap_equal(const char *label, const tt_test_snap *before, const char *dir)
-{
-    tt_test_snap after = {0};
-    tt_test_snapshot(&after, path(dir), "");
-    ck_assert_msg(before->n == after.n && memcmp(before->buf, after.buf, before->n) == 0,
-                  "%s changed %s", label, dir);
-    free(after.buf);
-}
-
 /* A checkpoint that names no run (an older version's) is refused by a folder that has a
  * run.json; a folder with none (an older version's) takes only one of its own checkpoints,
  * the very file, and then gets a run.json listing its files; --overwrite of such a folder
@@ -400,7 +391,7 @@ START_TEST(test_run_identity)
                           "--set", "train.epochs=2", NULL), 2);
     ck_assert_msg(strstr(msg, "this folder belongs to run") && strstr(msg, "none named") &&
                   strstr(msg, "HINT:"), "%s", msg);
-    snap_equal("a checkpoint of no run", &before, "run");
+    tt_test_snap_unchanged("a checkpoint of no run", &before, path("run"));
     /* a run.json that is no record (or a link) leaves the folder's run unknown: refused */
     char *record = tt_render_slurp(path("run/run.json"), msg, sizeof msg);
     ck_assert_msg(record, "%s", msg);
@@ -419,7 +410,7 @@ START_TEST(test_run_identity)
                                       NULL), 2);
             ck_assert_msg(strstr(msg, "run.json: ") && strstr(msg, "nothing was changed"), "%s",
                           msg);
-            snap_equal("a broken run.json", &before, "run");
+            tt_test_snap_unchanged("a broken run.json", &before, path("run"));
         }
     }
     free(before.buf);
@@ -434,7 +425,7 @@ START_TEST(test_run_identity)
                           "--set", "train.epochs=2", NULL), 2);
     ck_assert_msg(strstr(msg, "no run.json") && strstr(msg, "not one of its checkpoints"), "%s",
                   msg);
-    snap_equal("a checkpoint from elsewhere", &before, "run");
+    tt_test_snap_unchanged("a checkpoint from elsewhere", &before, path("run"));
     free(before.buf);
     ck_assert_msg(call(tt_train_main, path("cfg.json"), "--resume", path(CKPT), "--set",
                        "train.epochs=2", NULL) == 0, "%s", msg);

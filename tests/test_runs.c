@@ -209,16 +209,6 @@ static void run_id(const char *run, char *id)
     free(text);
 }
 
-/* nothing under the test's folder `run` differs from snapshot `before` */
-static void unchanged(const char *label, const tt_test_snap *before, const char *run)
-{
-    tt_test_snap after = {0};
-    tt_test_snapshot(&after, path(run), "");
-    ck_assert_msg(before->n == after.n && memcmp(before->buf, after.buf, before->n) == 0,
-                  "%s changed the folder %s", label, run);
-    free(after.buf);
-}
-
 /* --resume of another run's checkpoint into a folder (output.dir forgotten) is refused, exit
  * 2, naming the folder's run and both ways out, and nothing there changes; so is a checkpoint
  * of the folder's own run whose step its metrics.jsonl no longer holds. Into a new folder the
@@ -241,7 +231,7 @@ START_TEST(test_resume_into_another_run)
     ck_assert_msg(strstr(msg, want) && strstr(msg, other), "%s", msg);
     ck_assert_msg(strstr(msg, "HINT: --set output.dir=") && strstr(msg, "--overwrite"), "%s",
                   msg);
-    unchanged("a resume of another run", &before, "run");
+    tt_test_snap_unchanged("a resume of another run", &before, path("run"));
     free(before.buf);
     before = (tt_test_snap){0};
     /* the folder's own run, from a checkpoint past the history it holds now */
@@ -259,7 +249,7 @@ START_TEST(test_resume_into_another_run)
                                    "--resume", copy, NULL), 2);
     snprintf(want, sizeof want, "holds no evaluation of step %d", 2 * STEPS_PER_EPOCH);
     ck_assert_msg(strstr(msg, want) && strstr(msg, other), "%s", msg);
-    unchanged("a resume past the folder's history", &before, "a");
+    tt_test_snap_unchanged("a resume past the folder's history", &before, path("a"));
     free(before.buf);
     /* into a new folder: a run of its own that names the checkpoint it came from */
     ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("b"),
@@ -298,7 +288,7 @@ START_TEST(test_overwrite_is_transactional)
     tt_test_snapshot(&before, path("run"), "");
     ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--overwrite", "--set",
                                    "train.lr=-1", NULL), 2);
-    unchanged("a refused --overwrite", &before, "run");
+    tt_test_snap_unchanged("a refused --overwrite", &before, path("run"));
     /* a checkpoints/ that links to another folder */
     ck_assert_int_eq(mkdir(path("elsewhere"), 0777), 0);
     tt_test_put("elsewhere/epoch_001.safetensors", "the user's\n");
@@ -320,7 +310,7 @@ START_TEST(test_overwrite_is_transactional)
     free(text);
     ck_assert_int_eq(unlink(path("run/metrics.jsonl")), 0);
     ck_assert_int_eq(rename(path("metrics.jsonl"), path("run/metrics.jsonl")), 0);
-    unchanged("the refused --overwrite runs", &before, "run");
+    tt_test_snap_unchanged("the refused --overwrite runs", &before, path("run"));
     free(before.buf);
     /* the overwrite itself: the user's files stay, named in what it says */
     char said[8192];

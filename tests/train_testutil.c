@@ -199,3 +199,12 @@ void tt_test_snapshot(tt_test_snap *s, const char *root, const char *rel)
         free(names[i]);
     }
 }
+
+void tt_test_snap_unchanged(const char *label, const tt_test_snap *before, const char *root)
+{
+    tt_test_snap after = {0};
+    tt_test_snapshot(&after, root, "");
+    bool same = before->n == after.n && memcmp(before->buf, after.buf, before->n) == 0;
+    free(after.buf);
+    ck_assert_msg(same, "%s changed the folder %s", label, root);
+}

@@ -45,5 +45,7 @@ typedef struct tt_test_snap {
 } tt_test_snap;
 /* Adds root/rel (rel "" for root itself) to s. */
 void tt_test_snapshot(tt_test_snap *s, const char *root, const char *rel);
+/* Fails, naming label and root, when a snapshot of root now differs from before. */
+void tt_test_snap_unchanged(const char *label, const tt_test_snap *before, const char *root);
 
 #endif
