@@ -139,7 +139,7 @@ static int by_name(const void *a, const void *b)
  * never). */
 static int write_record(tt_run_record *rec, const char *dir, char *err, size_t errlen)
 {
-    qsort(rec->files, (size_t)rec->n, sizeof *rec->files, by_name);
+    if (rec->n) qsort(rec->files, (size_t)rec->n, sizeof *rec->files, by_name); /* NULL at 0 */
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "run", rec->id);
     cJSON_AddStringToObject(root, "started", rec->started);
