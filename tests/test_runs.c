@@ -268,6 +268,26 @@ START_TEST(test_resume_into_another_run)
     ck_assert_msg(tt_st_meta(&f, "run") && !strcmp(tt_st_meta(&f, "run"), fresh), "%s",
                   tt_st_meta(&f, "run") ? tt_st_meta(&f, "run") : "no run");
     tt_st_close(&f);
+    /* the same resume into b again: b's run starts over from the checkpoint, under its id,
+     * and ends as it did, bit for bit; from another checkpoint of a's it stays refused */
+    before = (tt_test_snap){0};
+    tt_test_snapshot(&before, path("b/checkpoints"), "");
+    char *lines = metrics("b");
+    ck_assert_msg(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("b"),
+                                "--set", "train.epochs=3", "--resume", copy, NULL) == 0,
+                  "the same resume again: %s", msg);
+    char again[40], *lines_again = metrics("b");
+    run_id("b", again);
+    ck_assert_str_eq(again, fresh);
+    tt_test_snap_unchanged("the same resume again", &before, path("b/checkpoints"));
+    tt_test_same_lines("b's metrics after the same resume again", lines, lines_again);
+    free(lines);
+    free(lines_again);
+    free(before.buf);
+    ck_assert_int_eq(tt_test_train(msg, sizeof msg, path("cfg.json"), "--set", out("b"),
+                                   "--resume", path("a/checkpoints/epoch_001.safetensors"),
+                                   NULL), 2);
+    ck_assert_msg(strstr(msg, "this folder belongs to run"), "%s", msg);
 }
 END_TEST
 

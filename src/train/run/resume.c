@@ -2,7 +2,8 @@
  * run its run.json names; a checkpoint names the run that wrote it (its __metadata__ "run").
  * Only that run's own folder is continued (and cut back to the checkpoint, folder.c), and only
  * when its metrics.jsonl still holds the checkpoint's step; a new or empty folder takes the
- * resumed run under a new id (run.json's resumed_from names the checkpoint). A folder of an
+ * resumed run under a new id (run.json's resumed_from names the checkpoint), and the same
+ * resume into that folder again starts it over from there. A folder of an
  * older version (files of a run, no run.json) is continued only from one of its own
  * checkpoints, the very file. Everything is checked before anything in the folder changes.
  * The cut itself (folder.c) shortens metrics.jsonl here (tt_run_cut_metrics). */
@@ -31,6 +32,14 @@ static bool has_history(const char *path, int64_t from, int64_t to)
     }
     free(text);
     return found;
+}
+
+/* a and b name the same file (device and inode); false when either is not there */
+static bool same_inode(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 static const char *the_run(const char *id)
@@ -68,6 +77,12 @@ int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record
                          "was changed\n%s", dir, rec->id, rec->started, resume,
                          (long long)eval_step, how);
     }
+    /* the same resume again (the folder's run began at this very checkpoint, and stopped
+     * before its first checkpoint, say): its whole history lies past the checkpoint and is
+     * the folder's own, so it is cut back like any of the run's */
+    if (found && *ckpt_run && !strcmp(rec->from_id, ckpt_run) &&
+        same_inode(rec->from_path, resume))
+        return 0;
     if (found)
         return tt_errorf(err, errlen, "%s: this folder belongs to run %s (started %s); %s is a "
                          "checkpoint of another run (%s); resuming here would remove that run's "

@@ -230,8 +230,9 @@ bool tt_record_active_lists(const char *dir, const char *name);
 /* resume.c: --resume C into folder F, before anything in F changes (rec: F's run.json, found
  * or not; has_files: F holds the files of a run; same_file: C is one of F's checkpoints, the
  * very file). C's run id (r->resumed_run) must be F's, and F's metrics.jsonl must hold C's
- * step; a folder with no record: empty, or C one of its checkpoints. -1 with err (F's run,
- * the ways out) otherwise. */
+ * step; or F's run must have begun as a resume from C itself (run.json's resumed_from, the
+ * very file); a folder with no record: empty, or C one of its checkpoints. -1 with err (F's
+ * run, the ways out) otherwise. */
 int tt_run_resume_check(const tt_run *r, const char *resume, const tt_run_record *rec,
                         bool found, bool has_files, bool same_file, char *err, size_t errlen);
 /* metrics.jsonl at path cut back to the lines up to optimizer step `step` (complete lines
