@@ -9,6 +9,7 @@
 #include "autograd/ops.h"
 
 #include "bench_util.h"
+#include "train/run/blas_env.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -218,6 +219,7 @@ static timing measure(ours_ctx *o, const bench_case *bc, int threads)
 
 int main(int argc, char **argv)
 {
+    tt_blas_env(argv); /* the kernels ./train runs (and PyTorch, which inherits them) */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             n_rounds = 3;

@@ -13,6 +13,7 @@
  * matmul_precision, in TFLOP/s. */
 #include "bench_run.h"
 #include "bench_util.h"
+#include "train/run/blas_env.h"
 #include "train/run/dist.h"
 
 #include <cblas.h>
@@ -348,6 +349,7 @@ static int bench_main(int argc, char **argv)
  * its share, the gradients summed; rank 0 prints. */
 int main(int argc, char **argv)
 {
+    tt_blas_env(argv); /* the kernels ./train runs (and PyTorch, which inherits them) */
     tt_dist_init(&argc, &argv);
     int rc = bench_main(argc, argv);
     tt_dist_finalize();

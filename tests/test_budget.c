@@ -9,10 +9,12 @@
 #include "testutil.h"
 
 #include "train/cli.h"
+#include "tensor/cpu/cpu.h"
 #include "train/run/budget.h"
 #include "train/run/run.h"
 #include "train_testutil.h"
 
+#include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -288,6 +290,82 @@ static int train_under_limit(const char *bin, long kb, const char *blas, const c
     return -1;
 }
 
+/* The real ./train with OPENBLAS_CORETYPE as given (NULL: unset) and none of tt_blas_env's
+ * own variables, stderr into err.txt, the run in folder dir; its exit status. */
+static int train_with_core(const char *bin, const char *core, const char *dir)
+{
+    char set_dir[1200];
+    snprintf(set_dir, sizeof set_dir, "output.dir=%s", tt_test_path(dir));
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        FILE *out = freopen("/dev/null", "w", stdout);
+        FILE *e = freopen(tt_test_path("err.txt"), "w", stderr);
+        unsetenv("TT_BLAS_REEXEC");
+        unsetenv("TT_BLAS_PICKED");
+        unsetenv("TT_BLAS_AUTO");
+        int env = core ? setenv("OPENBLAS_CORETYPE", core, 1) : unsetenv("OPENBLAS_CORETYPE");
+        if (!out || !e || env) _exit(20);
+        execl(bin, "train", tt_test_path("cfg.json"), "--set", set_dir, (char *)NULL);
+        _exit(21);
+    }
+    int status = 0;
+    ck_assert(waitpid(child, &status, 0) == child);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* run.json's string `key` in folder dir ("" when absent), into buf */
+static const char *record_field(const char *dir, const char *key, char *buf, size_t len)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/run.json", tt_test_path(dir));
+    char *text = slurp(p);
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    cJSON_Delete(root);
+    free(text);
+    return buf;
+}
+
+/* A set OPENBLAS_CORETYPE is never replaced (the run records it, no line said); unset, the
+ * program runs OpenBLAS's own pick unless a better set suits this CPU (tt_blas_core_better):
+ * then it runs that one, says so once, and run.json records both. Where OpenBLAS knows this
+ * CPU the second half is skipped, with its pick named. */
+START_TEST(test_blas_core_chosen)
+{
+    char bin[PATH_MAX + 16], core[64], picked[64];
+    train_binary(bin, sizeof bin);
+    ck_assert_msg(bin[0], "./train is not built beside the runner. HINT: make train");
+    ck_assert_int_eq(train_with_core(bin, "Prescott", "set"), 0);
+    char *msg = slurp(tt_test_path("err.txt"));
+    ck_assert_msg(!strstr(msg, "blas:"), "%s", msg);
+    free(msg);
+    ck_assert_str_eq(record_field("set", "blas_core", core, sizeof core), "Prescott");
+    ck_assert_str_eq(record_field("set", "blas_core_openblas_picked", picked, sizeof picked), "");
+    ck_assert_int_eq(train_with_core(bin, NULL, "unset"), 0);
+    msg = slurp(tt_test_path("err.txt"));
+    record_field("unset", "blas_core", core, sizeof core);
+    record_field("unset", "blas_core_openblas_picked", picked, sizeof picked);
+    tt_cpu_isa isa;
+    tt_cpu_isa_read(&isa);
+    if (!*picked) {
+        ck_assert_msg(!tt_blas_core_better(&isa, core) && !strstr(msg, "blas:"), "%s: %s", core,
+                      msg);
+        printf("SKIP: budget's kernel choice: OpenBLAS knows this CPU (it picks %s)\n", core);
+    } else {
+        const char *want = tt_blas_core_better(&isa, picked);
+        ck_assert_msg(want && !strcmp(core, want), "OpenBLAS picked %s, ran %s", picked, core);
+        char line[256];
+        snprintf(line, sizeof line, "blas: OpenBLAS picked its %s kernels for this CPU, which it "
+                 "does not know; running %s instead", picked, core);
+        ck_assert_msg(strstr(msg, line) && strstr(msg, "TT_BLAS_AUTO=0"), "%s", msg);
+    }
+    free(msg);
+}
+END_TEST
+
 /* A grid of `ulimit -v` values around what the run needs (its HINT names the figure): below
  * it ./train exits 2 at once naming RLIMIT_AS, at and above it the run finishes; never a hang
  * (OpenBLAS retries a buffer it cannot map forever, and SIGTERM does not stop it). */
@@ -357,6 +435,7 @@ Suite *budget_suite(void)
     tcase_add_test(tc, test_device_mem_info);
 #ifndef TT_DOUBLE /* ./train is float32 */
     tcase_add_test(tc, test_ulimit_grid);
+    tcase_add_test(tc, test_blas_core_chosen);
     tcase_set_timeout(tc, 180);
 #endif
     suite_add_tcase(s, tc);

@@ -333,6 +333,41 @@ START_TEST(test_head_gemm)
 }
 END_TEST
 
+/* The kernel set for a CPU OpenBLAS does not know: the best its features and OS allow, only
+ * when it ranks above OpenBLAS's pick; a pick this table does not know stays. */
+START_TEST(test_blas_core_choice)
+{
+    const tt_cpu_isa sse = {0}, avx = {.avx = true}, no_fma = {.avx = true, .avx2 = true},
+                     avx2 = {.avx = true, .avx2 = true, .fma = true},
+                     avx512 = {.avx = true, .avx2 = true, .fma = true, .avx512f = true,
+                               .avx512bw = true, .avx512dq = true, .avx512vl = true,
+                               .avx512cd = true},
+                     knl = {.avx = true, .avx2 = true, .fma = true, .avx512f = true,
+                            .avx512cd = true}; /* AVX-512F without BW/DQ/VL (Xeon Phi) */
+    const struct {
+        const tt_cpu_isa *isa;
+        const char *picked, *want; /* want NULL: OpenBLAS's pick stays */
+    } cases[] = {
+        {&avx512, "Prescott", "SkylakeX"}, {&avx512, "Haswell", "SkylakeX"},
+        {&avx512, "Zen", "SkylakeX"},      {&avx512, "SkylakeX", NULL},
+        {&avx512, "Cooperlake", NULL},     {&avx512, "SapphireRapids", NULL},
+        {&knl, "Prescott", "Haswell"},     {&avx2, "Prescott", "Haswell"},
+        {&avx2, "Nehalem", "Haswell"},     {&avx2, "Sandybridge", "Haswell"},
+        {&avx2, "Haswell", NULL},          {&avx2, "Zen", NULL},
+        {&no_fma, "Prescott", "Sandybridge"}, {&avx, "Core2", "Sandybridge"},
+        {&avx, "Sandybridge", NULL},       {&sse, "Prescott", NULL},
+        {&avx512, "ARMV8", NULL},          {&avx512, "", NULL},
+        {&avx512, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = tt_blas_core_better(cases[i].isa, cases[i].picked);
+        ck_assert_msg(cases[i].want ? got && !strcmp(got, cases[i].want) : !got,
+                      "case %zu (%s): %s, want %s", i, cases[i].picked ? cases[i].picked : "NULL",
+                      got ? got : "NULL", cases[i].want ? cases[i].want : "NULL");
+    }
+}
+END_TEST
+
 Suite *gemm_suite(void)
 {
     Suite *s = suite_create("gemm");
@@ -356,6 +391,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, test_alloc_host_round_trip);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_backend_get_cpu);
+    tcase_add_test(tc, test_blas_core_choice);
 
     return s;
 }

@@ -35,6 +35,16 @@ static inline int64_t tt_cpu_row_grain(int64_t C)
     return C >= TT_CPU_GRAIN ? 1 : TT_CPU_GRAIN / (C > 0 ? C : 1);
 }
 
+/* blas_core.c: the vector extensions of this CPU that its OS enables, and the OpenBLAS core
+ * (kernel set) name that suits them best when it ranks above `picked`, the one OpenBLAS chose
+ * when it loaded (openblas_get_corename); NULL when picked is as good, or is not an x86-64
+ * core name OpenBLAS uses. */
+typedef struct tt_cpu_isa {
+    bool avx, avx2, fma, avx512f, avx512bw, avx512dq, avx512vl, avx512cd;
+} tt_cpu_isa;
+void tt_cpu_isa_read(tt_cpu_isa *isa);
+const char *tt_blas_core_better(const tt_cpu_isa *isa, const char *picked);
+
 void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch);

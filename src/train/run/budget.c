@@ -344,14 +344,11 @@ int tt_run_check_memory(const tt_config *c, const tt_corpus *d, char *err, size_
     return tt_mem_check(&n, c, d, be, NULL, NULL, err, errlen);
 }
 
-void tt_mem_reexec_for_rlimit(char **argv)
+bool tt_mem_env_for_rlimit(void)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY) return;
+    if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY) return false;
     const char *set = getenv("OPENBLAS_NUM_THREADS");
-    if ((set && !strcmp(set, "1")) || getenv("TT_BLAS_REEXEC")) return;
-    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) || setenv("TT_BLAS_REEXEC", "1", 1)) return;
-    fflush(NULL);
-    execv("/proc/self/exe", argv);
-    /* exec failed: this process goes on, its OpenBLAS as loaded */
+    if (set && !strcmp(set, "1")) return false;
+    return setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
 }

@@ -73,11 +73,10 @@ int tt_mem_check(const tt_mem_need *n, const tt_config *c, const tt_corpus *d,
 
 /* Under a finite RLIMIT_AS, OpenBLAS maps a buffer per thread of its own when it is loaded
  * (before main) and hangs on one it cannot map (tt_cpu_set_threads then waits for that thread
- * forever): the program runs itself again through /proc/self/exe with OPENBLAS_NUM_THREADS=1,
- * once (TT_BLAS_REEXEC marks it done). A user's OPENBLAS_NUM_THREADS is replaced too: OpenBLAS
- * runs one thread of its own in any case (the pool threads the gemms). Called first in main();
- * returns when nothing is to be done or exec fails (the run then goes on as it is). */
-void tt_mem_reexec_for_rlimit(char **argv);
+ * forever): the program runs itself again with OPENBLAS_NUM_THREADS=1 (tt_blas_env, which
+ * calls this). A user's OPENBLAS_NUM_THREADS is replaced too: OpenBLAS runs one thread of its
+ * own in any case (the pool threads the gemms). True when it set the variable. */
+bool tt_mem_env_for_rlimit(void);
 
 /* bytes as "12.3 MB" (powers of 1000) into buf */
 const char *tt_mem_text(double bytes, char *buf, size_t len);

@@ -9,7 +9,9 @@
 #include "train/run/run.h"
 
 #include "train/report/render.h"
+#include "train/run/blas_env.h"
 
+#include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -149,6 +151,10 @@ static int write_record(tt_run_record *rec, const char *dir, char *err, size_t e
         else cJSON_AddNullToObject(from, "run");
         cJSON_AddStringToObject(from, "checkpoint", rec->from_path);
     }
+    /* the kernels this process runs, and OpenBLAS's own pick when the program chose others */
+    cJSON_AddStringToObject(root, "blas_core", openblas_get_corename());
+    if (tt_blas_env_picked())
+        cJSON_AddStringToObject(root, "blas_core_openblas_picked", tt_blas_env_picked());
     cJSON *files = cJSON_AddArrayToObject(root, "files");
     for (int i = 0; i < rec->n; i++) cJSON_AddItemToArray(files, cJSON_CreateString(rec->files[i]));
     char *text = cJSON_Print(root);
