@@ -256,10 +256,12 @@ static void train_binary(char *bin, size_t len)
     if (access(bin, X_OK) != 0) bin[0] = '\0';
 }
 
-/* The real ./train (its main re-executes itself under RLIMIT_AS) on cfg.json with 2 threads
- * under `ulimit -v kb`, OPENBLAS_NUM_THREADS=blas (NULL: unset), stderr into err.txt;
+/* The real ./train on cfg.json, run in folder dir, stderr into err.txt, with none of
+ * tt_blas_env's own variables (its re-exec is what is tested) and the environment variable
+ * `var` set to `val` (NULL: unset), 2 threads; under `ulimit -v kb` when kb > 0.
  * SIGKILLed after 60 s. The exit status, or -1 when it had to be killed (a hang). */
-static int train_under_limit(const char *bin, long kb, const char *blas, const char *dir)
+static int train_child(const char *bin, long kb, const char *var, const char *val,
+                       const char *dir)
 {
     char set_dir[1200];
     snprintf(set_dir, sizeof set_dir, "output.dir=%s", tt_test_path(dir));
@@ -270,10 +272,11 @@ static int train_under_limit(const char *bin, long kb, const char *blas, const c
         struct rlimit rl = {.rlim_cur = (rlim_t)kb * 1024, .rlim_max = RLIM_INFINITY};
         FILE *out = freopen("/dev/null", "w", stdout);
         FILE *e = freopen(tt_test_path("err.txt"), "w", stderr);
-        unsetenv("TT_BLAS_REEXEC"); /* the re-exec is what is tested */
-        int env = blas ? setenv("OPENBLAS_NUM_THREADS", blas, 1)
-                       : unsetenv("OPENBLAS_NUM_THREADS");
-        if (!out || !e || env || setrlimit(RLIMIT_AS, &rl)) _exit(20);
+        unsetenv("TT_BLAS_REEXEC");
+        unsetenv("TT_BLAS_PICKED");
+        unsetenv("TT_BLAS_AUTO");
+        int env = val ? setenv(var, val, 1) : unsetenv(var);
+        if (!out || !e || env || (kb > 0 && setrlimit(RLIMIT_AS, &rl))) _exit(20);
         execl(bin, "train", tt_test_path("cfg.json"), "--set", set_dir, "--set", "threads=2",
               (char *)NULL);
         _exit(21);
@@ -288,31 +291,6 @@ static int train_under_limit(const char *bin, long kb, const char *blas, const c
     kill(child, SIGKILL);
     ck_assert(waitpid(child, &status, 0) == child);
     return -1;
-}
-
-/* The real ./train with OPENBLAS_CORETYPE as given (NULL: unset) and none of tt_blas_env's
- * own variables, stderr into err.txt, the run in folder dir; its exit status. */
-static int train_with_core(const char *bin, const char *core, const char *dir)
-{
-    char set_dir[1200];
-    snprintf(set_dir, sizeof set_dir, "output.dir=%s", tt_test_path(dir));
-    fflush(NULL);
-    pid_t child = fork();
-    ck_assert(child >= 0);
-    if (child == 0) {
-        FILE *out = freopen("/dev/null", "w", stdout);
-        FILE *e = freopen(tt_test_path("err.txt"), "w", stderr);
-        unsetenv("TT_BLAS_REEXEC");
-        unsetenv("TT_BLAS_PICKED");
-        unsetenv("TT_BLAS_AUTO");
-        int env = core ? setenv("OPENBLAS_CORETYPE", core, 1) : unsetenv("OPENBLAS_CORETYPE");
-        if (!out || !e || env) _exit(20);
-        execl(bin, "train", tt_test_path("cfg.json"), "--set", set_dir, (char *)NULL);
-        _exit(21);
-    }
-    int status = 0;
-    ck_assert(waitpid(child, &status, 0) == child);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* run.json's string `key` in folder dir ("" when absent), into buf */
@@ -338,13 +316,13 @@ START_TEST(test_blas_core_chosen)
     char bin[PATH_MAX + 16], core[64], picked[64];
     train_binary(bin, sizeof bin);
     ck_assert_msg(bin[0], "./train is not built beside the runner. HINT: make train");
-    ck_assert_int_eq(train_with_core(bin, "Prescott", "set"), 0);
+    ck_assert_int_eq(train_child(bin, 0, "OPENBLAS_CORETYPE", "Prescott", "set"), 0);
     char *msg = slurp(tt_test_path("err.txt"));
     ck_assert_msg(!strstr(msg, "blas:"), "%s", msg);
     free(msg);
     ck_assert_str_eq(record_field("set", "blas_core", core, sizeof core), "Prescott");
     ck_assert_str_eq(record_field("set", "blas_core_openblas_picked", picked, sizeof picked), "");
-    ck_assert_int_eq(train_with_core(bin, NULL, "unset"), 0);
+    ck_assert_int_eq(train_child(bin, 0, "OPENBLAS_CORETYPE", NULL, "unset"), 0);
     msg = slurp(tt_test_path("err.txt"));
     record_field("unset", "blas_core", core, sizeof core);
     record_field("unset", "blas_core_openblas_picked", picked, sizeof picked);
@@ -380,7 +358,7 @@ START_TEST(test_ulimit_grid)
     train_binary(bin, sizeof bin);
     ck_assert_msg(bin[0], "./train is not built beside the runner. HINT: make train");
     /* a user's OPENBLAS_NUM_THREADS=2 too: its thread could not map its buffer at load */
-    int rc = train_under_limit(bin, 100000, "2", "low");
+    int rc = train_child(bin, 100000, "OPENBLAS_NUM_THREADS", "2", "low");
     char *msg = slurp(tt_test_path("err.txt"));
     ck_assert_msg(rc == 2, "ulimit -v 100000: exit %d: %s", rc, msg);
     const char *at = strstr(msg, "raise the address-space limit to `ulimit -v ");
@@ -393,7 +371,7 @@ START_TEST(test_ulimit_grid)
     for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
         char dir[32];
         snprintf(dir, sizeof dir, "run%zu", i);
-        rc = train_under_limit(bin, grid[i], NULL, dir);
+        rc = train_child(bin, grid[i], "OPENBLAS_NUM_THREADS", NULL, dir);
         msg = slurp(tt_test_path("err.txt"));
         ck_assert_msg(rc != -1, "ulimit -v %ld (the run needs %ld): hung, killed after 60 s",
                       grid[i], need);
