@@ -7,7 +7,7 @@
  * memory (cuda) the first five live there, the rest on the host. What is compared: the host's
  * part with the lesser of MemAvailable and the cgroup limit, the host's address space (with
  * the OpenBLAS buffers) with RLIMIT_AS, the device's part with the device's free memory. */
-#define _POSIX_C_SOURCE 200809L /* getline, setenv, execv */
+#define _POSIX_C_SOURCE 200809L /* getline, setenv */
 
 #include "train/run/budget.h"
 
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 /* 64 MiB, and 16 MiB more per thread: what OpenBLAS touches of its buffers and the threads'
  * stacks (8 MiB of address space each), measured well below this on the toy configs; a stated
