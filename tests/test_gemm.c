@@ -333,6 +333,65 @@ START_TEST(test_head_gemm)
 }
 END_TEST
 
+/* A causal head's gemms (tt_cpu_tri_gemm): every part of the triangle, both layouts of A, with
+ * and without adding, widths that are and are not multiples of 8 and 16, against the double
+ * loop (TT_TRI_FULL: every element; the parts: the elements they promise, the rest of C kept);
+ * and the AVX-512 loops give the AVX2 loops' bits, element for element (where the CPU has
+ * both; float64 builds have neither). */
+START_TEST(test_tri_gemm)
+{
+    const int dims[][3] = {{16, 16, 16}, {13, 13, 32}, {33, 40, 33}, {64, 64, 32}, {7, 5, 3},
+                           {100, 100, 24}, {48, 32, 48}};
+    const tt_tri parts[] = {TT_TRI_FULL, TT_TRI_COLS, TT_TRI_K_UPTO, TT_TRI_K_FROM};
+    bool both = tt_cpu_have_avx512f() && tt_cpu_have_avx2_fma() && sizeof(real) == 4;
+    for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
+        for (int p = 0; p < 4; p++)
+            for (int f = 0; f < 4; f++) {
+                tt_tri tri = parts[p];
+                bool ta = f & 1, add = f & 2;
+                int M = dims[d][0], N = dims[d][1], K = dims[d][2];
+                if (tri == TT_TRI_COLS) N = M; /* scores: a square (T, T) */
+                if (tri == TT_TRI_K_UPTO) K = M; /* D V: K runs over the keys */
+                if (tri == TT_TRI_K_FROM) K = M;
+                int lda = (ta ? M : K) + 3, ldb = N + 5, ldc = N + 2;
+                real *A = randn((int64_t)(ta ? K : M) * lda, 60);
+                real *B = randn((int64_t)K * ldb, 61);
+                /* the parts read only the triangle: zero A where a causal head has zeros */
+                for (int i = 0; i < M; i++)
+                    for (int k = 0; k < K; k++) {
+                        bool zero = (tri == TT_TRI_K_UPTO && k > i) ||
+                                    (tri == TT_TRI_K_FROM && k < i);
+                        if (zero) A[ta ? (int64_t)k * lda + i : (int64_t)i * lda + k] = 0;
+                    }
+                real *C = randn((int64_t)M * ldc, 62), *want = dup_real(C, (int64_t)M * ldc);
+                real *C2 = dup_real(C, (int64_t)M * ldc);
+                for (int i = 0; i < M; i++) {
+                    int n = tri == TT_TRI_COLS ? tt_tri_cols(i, N) : N;
+                    for (int j = 0; j < n; j++) {
+                        double sum = 0;
+                        for (int k = 0; k < K; k++)
+                            sum += (double)(ta ? A[(int64_t)k * lda + i]
+                                               : A[(int64_t)i * lda + k]) *
+                                   (double)B[(int64_t)k * ldb + j];
+                        real *w = &want[(int64_t)i * ldc + j];
+                        *w = (real)((add ? (double)*w : 0) + 0.75 * sum);
+                    }
+                }
+                tt_cpu_tri_gemm(tri, ta, M, N, K, R(0.75), A, lda, B, ldb, C, ldc, add);
+                const char *what = label("tri_gemm part %d %dx%dx%d ta=%d add=%d", p, M, N, K, ta,
+                                         add);
+                ck_assert_close(what, C, want, (int64_t)M * ldc, tol_sum(K), tol_sum(K));
+                if (both) {
+                    tt_cpu_tri_gemm_on(TT_CPU_VEC_AVX2, tri, ta, M, N, K, R(0.75), A, lda, B, ldb,
+                                       C2, ldc, add);
+                    ck_assert_msg(!memcmp(C, C2, sizeof(real) * (size_t)M * (size_t)ldc),
+                                  "%s: AVX-512 and AVX2 differ in bits", what);
+                }
+                free_all(A, B, C, want, C2);
+            }
+}
+END_TEST
+
 /* The kernel set for a CPU OpenBLAS does not know: the best its features and OS allow, only
  * when it ranks above OpenBLAS's pick; a pick this table does not know stays. */
 START_TEST(test_blas_core_choice)
@@ -382,6 +441,7 @@ Suite *gemm_suite(void)
     tcase_add_loop_test(tc, test_gemm_batched_shared_c_accumulates, 0, 4);
     tcase_add_test(tc, test_gemm_attention_heads);
     tcase_add_test(tc, test_head_gemm);
+    tcase_add_test(tc, test_tri_gemm);
     tcase_add_loop_test(tc, test_gemm_large, 0, 4);
 
     tc = new_tcase(s, "memory");

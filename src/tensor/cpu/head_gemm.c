@@ -81,6 +81,17 @@ bool tt_cpu_have_avx2_fma(void)
 #endif
 }
 
+bool tt_cpu_have_avx512f(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int yes = -1; /* as above; GCC's check includes the OS's (XCR0) */
+    if (yes < 0) yes = __builtin_cpu_supports("avx512f");
+    return yes;
+#else
+    return false;
+#endif
+}
+
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                       const real *B, int ldb, real *C, int ldc)
 {

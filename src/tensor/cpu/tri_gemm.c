@@ -11,8 +11,9 @@
  * acc, and acc is never -0 (it starts at +0, and a rounded sum is -0 only when both addends
  * are); with an inf or NaN in B it would not (0 * inf), and such inputs are out of scope.
  * TRI_R divides 8, so a tile's rows share tt_tri_cols and never reach past what the row that
- * wrote them (att, dS, scores) covers. AVX2+FMA loops (checked at run time); float64 and other
- * machines use plain loops of the same order (a multiply and an add: no fma on x86-64). */
+ * wrote them (att, dS, scores) covers. AVX-512 or AVX2+FMA loops, the widest the CPU has
+ * (checked at run time), one answer in both; float64 and other machines use plain loops of the
+ * same order (a multiply and an add: no fma on x86-64). */
 #include "tensor/cpu/cpu.h"
 
 #if !defined(TT_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
@@ -98,27 +99,27 @@ tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, f
         }
 }
 
-/* one tile of R rows (1..4) and V vectors (1..3, or one partial vector when lanes < 8), the
- * constants spelled out for the compiler */
+/* one tile of R rows (1..4) and V vectors (1..3, or one partial vector when lanes < W), the
+ * constants spelled out for the compiler; FN: tile (AVX2, W 8) or tile512 (AVX-512, W 16) */
 #define TILE_ARGS kb, ke, alpha, A, lda, B, ldb, C, ldc, add, lanes
-#define TILE_CASES(TA)                                                                          \
-    switch (lanes < 8 ? R : R * 4 + V) {                                                        \
-    case 1: tile(1, 1, TA, true, TILE_ARGS); break;                                             \
-    case 2: tile(2, 1, TA, true, TILE_ARGS); break;                                             \
-    case 3: tile(3, 1, TA, true, TILE_ARGS); break;                                             \
-    case 4: tile(4, 1, TA, true, TILE_ARGS); break;                                             \
-    case 5: tile(1, 1, TA, false, TILE_ARGS); break;                                            \
-    case 6: tile(1, 2, TA, false, TILE_ARGS); break;                                            \
-    case 7: tile(1, 3, TA, false, TILE_ARGS); break;                                            \
-    case 9: tile(2, 1, TA, false, TILE_ARGS); break;                                            \
-    case 10: tile(2, 2, TA, false, TILE_ARGS); break;                                           \
-    case 11: tile(2, 3, TA, false, TILE_ARGS); break;                                           \
-    case 13: tile(3, 1, TA, false, TILE_ARGS); break;                                           \
-    case 14: tile(3, 2, TA, false, TILE_ARGS); break;                                           \
-    case 15: tile(3, 3, TA, false, TILE_ARGS); break;                                           \
-    case 17: tile(4, 1, TA, false, TILE_ARGS); break;                                           \
-    case 18: tile(4, 2, TA, false, TILE_ARGS); break;                                           \
-    default: tile(4, 3, TA, false, TILE_ARGS); break;                                           \
+#define TILE_CASES(FN, W, TA)                                                                   \
+    switch (lanes < W ? R : R * 4 + V) {                                                       \
+    case 1: FN(1, 1, TA, true, TILE_ARGS); break;                                               \
+    case 2: FN(2, 1, TA, true, TILE_ARGS); break;                                               \
+    case 3: FN(3, 1, TA, true, TILE_ARGS); break;                                               \
+    case 4: FN(4, 1, TA, true, TILE_ARGS); break;                                               \
+    case 5: FN(1, 1, TA, false, TILE_ARGS); break;                                              \
+    case 6: FN(1, 2, TA, false, TILE_ARGS); break;                                              \
+    case 7: FN(1, 3, TA, false, TILE_ARGS); break;                                              \
+    case 9: FN(2, 1, TA, false, TILE_ARGS); break;                                              \
+    case 10: FN(2, 2, TA, false, TILE_ARGS); break;                                             \
+    case 11: FN(2, 3, TA, false, TILE_ARGS); break;                                             \
+    case 13: FN(3, 1, TA, false, TILE_ARGS); break;                                             \
+    case 14: FN(3, 2, TA, false, TILE_ARGS); break;                                             \
+    case 15: FN(3, 3, TA, false, TILE_ARGS); break;                                             \
+    case 17: FN(4, 1, TA, false, TILE_ARGS); break;                                             \
+    case 18: FN(4, 2, TA, false, TILE_ARGS); break;                                             \
+    default: FN(4, 3, TA, false, TILE_ARGS); break;                                             \
     }
 
 __attribute__((target("avx2,fma"))) static void tile_any(int R, int V, bool ta, int kb, int ke,
@@ -127,9 +128,9 @@ __attribute__((target("avx2,fma"))) static void tile_any(int R, int V, bool ta, 
                                                          int ldc, bool add, int lanes)
 {
     if (ta)
-        TILE_CASES(true)
+        TILE_CASES(tile, 8, true)
     else
-        TILE_CASES(false)
+        TILE_CASES(tile, 8, false)
 }
 
 /* Columns in chunks of 2 or 3 vectors (8 or 12 accumulators: enough in flight for the FMA
@@ -153,6 +154,80 @@ __attribute__((target("avx2,fma"))) static void tri_avx2(tt_tri tri, bool ta, in
         if (n % 8)
             tile_any(R, 1, ta, kb, ke, alpha, a, lda, B + 8 * full, ldb, c + 8 * full, ldc, add,
                      n % 8);
+    }
+}
+
+/* The same tiles 16 columns wide (AVX-512F: twice the multiply-adds an instruction where the
+ * CPU has 512-bit units). Every element is the same chain of fused multiply-adds in the same
+ * order as in tile(), so the two give the same bits; a partial vector is read and written
+ * under a mask register. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+tile512(const int R, const int V, const bool ta, const bool part, int kb, int ke, float alpha,
+        const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes)
+{
+    const __mmask16 mask = (__mmask16)((1u << lanes) - 1);
+    __m512 acc[TRI_R][3];
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < V; v++) acc[r][v] = _mm512_setzero_ps();
+    for (int k = kb; k < ke; k++) {
+        const float *b = B + (int64_t)k * ldb;
+        __m512 bv[3];
+        for (int v = 0; v < V; v++)
+            bv[v] = part && v == V - 1 ? _mm512_maskz_loadu_ps(mask, b + 16 * v)
+                                       : _mm512_loadu_ps(b + 16 * v);
+        for (int r = 0; r < R; r++) {
+            __m512 a = _mm512_set1_ps(ta ? A[(int64_t)k * lda + r] : A[(int64_t)r * lda + k]);
+            for (int v = 0; v < V; v++) acc[r][v] = _mm512_fmadd_ps(a, bv[v], acc[r][v]);
+        }
+    }
+    const __m512 al = _mm512_set1_ps(alpha);
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < V; v++) {
+            float *c = C + (int64_t)r * ldc + 16 * v;
+            bool pv = part && v == V - 1;
+            __m512 old = !add ? _mm512_setzero_ps()
+                         : pv ? _mm512_maskz_loadu_ps(mask, c)
+                              : _mm512_loadu_ps(c);
+            __m512 x = _mm512_fmadd_ps(al, acc[r][v], old);
+            if (pv)
+                _mm512_mask_storeu_ps(c, mask, x);
+            else
+                _mm512_storeu_ps(c, x);
+        }
+}
+
+__attribute__((target("avx512f"))) static void tile512_any(int R, int V, bool ta, int kb, int ke,
+                                                           float alpha, const float *A, int lda,
+                                                           const float *B, int ldb, float *C,
+                                                           int ldc, bool add, int lanes)
+{
+    if (ta)
+        TILE_CASES(tile512, 16, true)
+    else
+        TILE_CASES(tile512, 16, false)
+}
+
+/* tri_avx2's walk over tiles with 16-column vectors */
+__attribute__((target("avx512f"))) static void tri_avx512(tt_tri tri, bool ta, int M, int N,
+                                                          int K, float alpha, const float *A,
+                                                          int lda, const float *B, int ldb,
+                                                          float *C, int ldc, bool add)
+{
+    for (int i0 = 0; i0 < M; i0 += TRI_R) {
+        int kb, ke, n, R = M - i0 < TRI_R ? M - i0 : TRI_R;
+        tile_range(tri, i0, N, K, &kb, &ke, &n);
+        const float *a = ta ? A + i0 : A + (int64_t)i0 * lda;
+        float *c = C + (int64_t)i0 * ldc;
+        int full = n / 16;
+        for (int v0 = 0; v0 < full;) {
+            int V = full - v0 == 4 ? 2 : full - v0 < 3 ? full - v0 : 3;
+            tile512_any(R, V, ta, kb, ke, alpha, a, lda, B + 16 * v0, ldb, c + 16 * v0, ldc,
+                        add, 16);
+            v0 += V;
+        }
+        if (n % 16)
+            tile512_any(R, 1, ta, kb, ke, alpha, a, lda, B + 16 * full, ldb, c + 16 * full, ldc,
+                        add, n % 16);
     }
 }
 
@@ -192,16 +267,28 @@ __attribute__((target("avx2,fma"))) static void transpose_avx2(float *dst, const
 
 #endif
 
-void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const real *A, int lda,
-                     const real *B, int ldb, real *C, int ldc, bool add)
+void tt_cpu_tri_gemm_on(tt_cpu_vec vec, tt_tri tri, bool ta, int M, int N, int K, real alpha,
+                        const real *A, int lda, const real *B, int ldb, real *C, int ldc, bool add)
 {
 #ifdef TRI_AVX2
-    if (tt_cpu_have_avx2_fma()) {
+    if (vec == TT_CPU_VEC_AVX512 && tt_cpu_have_avx512f()) {
+        tri_avx512(tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
+        return;
+    }
+    if (vec >= TT_CPU_VEC_AVX2 && tt_cpu_have_avx2_fma()) {
         tri_avx2(tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
         return;
     }
+#else
+    (void)vec;
 #endif
     tri_plain(tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
+}
+
+void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const real *A, int lda,
+                     const real *B, int ldb, real *C, int ldc, bool add)
+{
+    tt_cpu_tri_gemm_on(TT_CPU_VEC_AVX512, tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
 }
 
 /* dst (K, N) = src (N, K) transposed, src of row stride lds: the B of TT_TRI_COLS */
