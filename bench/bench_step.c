@@ -10,7 +10,8 @@
  * input), a few readable lines, then one JSON line of results. `--sgemm-peak` instead measures
  * the machine's cblas_sgemm 2048^3 GFLOP/s (best of 3) at the same thread count; `--gemm-peak`
  * the device's gemm through the backend table (cuBLAS on CUDA) at the config's device and
- * matmul_precision, in TFLOP/s. */
+ * matmul_precision, in TFLOP/s; `--fma-peak` the FMA limit of the threads' cores (cores x
+ * FMA units x vector width x clock, each measured) beside the FMA throughput they reach. */
 #include "bench_run.h"
 #include "bench_util.h"
 #include "train/run/blas_env.h"
@@ -104,30 +105,275 @@ static double gemm_peak(const tt_backend *be, int n)
     return best;
 }
 
+/* A number rounded to 4 decimals, for the JSON line. */
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddNumberToObject(o, key, round(v * 1e4) / 1e4);
+}
+
+/* --fma-peak: the FMA limit of `cores` cores, cores x FMA units x vector width x clock, from
+ * factors measured here rather than read from a data sheet (a VM's /proc/cpuinfo "cpu MHz" is
+ * not the clock the core runs at), and the FMA throughput the cores reach beside it. x86-64
+ * only. The clock: a chain of dependent integer adds, one cycle each on every x86-64 core, run
+ * on all the cores at once (a VM's cores can run at different clocks). The width: the widest
+ * FMA the CPU and its OS support (tt_cpu_isa_read: AVX-512F 16 floats, else AVX2 with FMA 8).
+ * The units: one thread's FMA flops per cycle / (2 x lanes), rounded. */
+enum { MAX_CORES = 256 };
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FMA_X86 1
+#include "tensor/cpu/cpu.h"
+
+#include <immintrin.h>
+#include <pthread.h>
+#include <unistd.h>
+
+/* 16 dependent adds an iteration, so 16 cycles; the loop's count and branch run beside the
+ * chain. Register adds, not `add $1`: a renamer that folds immediate adds (reported of Intel's
+ * Golden Cove) runs those faster than one a cycle. */
+#define ADD1 "add %[one], %[x]\n\t"
+#define ADD4 ADD1 ADD1 ADD1 ADD1
+enum { ADDS_PER_ITER = 16 };
+static void add_chain(uint64_t iters) /* iters >= 1 */
+{
+    uint64_t x = 0;
+    const uint64_t one = 1;
+    __asm__ volatile("1:\n\t" ADD4 ADD4 ADD4 ADD4 "dec %[n]\n\t"
+                     "jnz 1b"
+                     : [x] "+r"(x), [n] "+r"(iters)
+                     : [one] "r"(one)
+                     : "cc");
+}
+
+/* acc = acc * a + b on independent accumulators: 16 zmm (of 32 registers) or 12 ymm (of 16),
+ * more than latency x units (4 x 2 on current cores) FMAs in flight; the unrolled inner loop
+ * keeps them in registers (GCC and clang). Each starts at its own value (equal ones could be
+ * merged into one); a < 1 keeps them finite and away from subnormals. Their sum is returned,
+ * so no FMA is dead code. */
+enum { ACC512 = 16, ACC256 = 12 };
+__attribute__((target("avx512f"))) static float fma_loop_512(uint64_t iters)
+{
+    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+    __m512 c[ACC512];
+    for (int i = 0; i < ACC512; i++) c[i] = _mm512_set1_ps(0.01f * (float)i);
+    for (uint64_t k = 0; k < iters; k++) {
+#pragma GCC unroll 16
+        for (int i = 0; i < ACC512; i++) c[i] = _mm512_fmadd_ps(c[i], a, b);
+    }
+    for (int i = 1; i < ACC512; i++) c[0] = _mm512_add_ps(c[0], c[i]);
+    return _mm512_reduce_add_ps(c[0]);
+}
+
+__attribute__((target("avx2,fma"))) static float fma_loop_256(uint64_t iters)
+{
+    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+    __m256 c[ACC256];
+    for (int i = 0; i < ACC256; i++) c[i] = _mm256_set1_ps(0.01f * (float)i);
+    for (uint64_t k = 0; k < iters; k++) {
+#pragma GCC unroll 12
+        for (int i = 0; i < ACC256; i++) c[i] = _mm256_fmadd_ps(c[i], a, b);
+    }
+    for (int i = 1; i < ACC256; i++) c[0] = _mm256_add_ps(c[0], c[i]);
+    float lane[8], sum = 0;
+    _mm256_storeu_ps(lane, c[0]);
+    for (int i = 0; i < 8; i++) sum += lane[i];
+    return sum;
+}
+
+/* One core's run: REPS rounds of a ~2 ms add chain then a ~2 ms FMA loop (none at bits 0),
+ * keeping each loop's shortest time. Short loops and the best of many are what a shared
+ * machine allows: another process takes a core for a few ms at a time, and a run it cut into
+ * only looks slower. Back to back, the two loops see the same clock. */
+enum { REPS = 50 };
+typedef struct core_job {
+    pthread_barrier_t *start; /* the cores of a run pass it together */
+    int bits;
+    uint64_t add_iters, fma_iters;
+    double add_s, fma_s; /* out: the shortest time of each loop */
+    float sum;
+} core_job;
+
+static volatile float fma_sink; /* the FMA loops' sums end here, so none is dead code */
+
+static float fma_loop(int bits, uint64_t iters)
+{
+    return bits == 512 ? fma_loop_512(iters) : fma_loop_256(iters);
+}
+
+static void *core_thread(void *arg)
+{
+    core_job *j = arg;
+    j->add_s = j->fma_s = INFINITY;
+    pthread_barrier_wait(j->start);
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now_s();
+        add_chain(j->add_iters);
+        double t1 = now_s();
+        if (j->bits) j->sum += fma_loop(j->bits, j->fma_iters);
+        double t2 = now_s();
+        j->add_s = fmin(j->add_s, t1 - t0);
+        j->fma_s = fmin(j->fma_s, t2 - t1);
+    }
+    return NULL;
+}
+
+/* `cores` threads at once, each its own core_job (the OS puts busy threads on cores of their
+ * own while there are enough). */
+static void run_cores(core_job *job, int cores, int bits, uint64_t add_iters,
+                      uint64_t fma_iters)
+{
+    pthread_t tid[MAX_CORES];
+    pthread_barrier_t start;
+    TT_ASSERT(cores >= 1 && cores <= MAX_CORES);
+    int rc = pthread_barrier_init(&start, NULL, (unsigned)cores);
+    TT_ASSERT_MSG(rc == 0, "pthread_barrier_init: error %d", rc);
+    for (int c = 0; c < cores; c++) {
+        job[c] = (core_job){.start = &start, .bits = bits, .add_iters = add_iters,
+                            .fma_iters = fma_iters};
+        rc = pthread_create(&tid[c], NULL, core_thread, &job[c]);
+        TT_ASSERT_MSG(rc == 0, "pthread_create: error %d", rc);
+    }
+    for (int c = 0; c < cores; c++) {
+        pthread_join(tid[c], NULL);
+        fma_sink = fma_sink + job[c].sum;
+    }
+    pthread_barrier_destroy(&start);
+}
+
+/* Iterations of the add chain (bits 0) or the FMA loop for about 2 ms on this thread. */
+static uint64_t loop_iters(int bits)
+{
+    uint64_t iters = 256;
+    double t;
+    for (;;) {
+        double t0 = now_s();
+        if (bits) fma_sink = fma_sink + fma_loop(bits, iters);
+        else add_chain(iters);
+        if ((t = now_s() - t0) >= 5e-4) break;
+        iters *= 2;
+    }
+    return (uint64_t)((double)iters * 2e-3 / t) + 1;
+}
+#endif
+
+/* /proc/cpuinfo's first "model name" ("unknown" without one) into buf. */
+static void cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+        colon += 1 + (colon[1] == ' ');
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(buf, size, "%s", colon);
+        break;
+    }
+    fclose(f);
+}
+
+/* A number, or null where it was not measured. */
+static void add_num_or_null(cJSON *o, const char *key, double v, bool have)
+{
+    if (have) add_num(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static int fma_peak_main(int threads)
+{
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
+    double ghz = 0, gf1 = 0, gfn = 0, flop_cycle = 0, clock[MAX_CORES] = {0};
+    int bits = 0, units = 0, cores = threads < MAX_CORES ? threads : MAX_CORES;
+    const char *none = "not an x86-64 build: the clock and the FMA units are not measured";
+#ifdef FMA_X86
+    tt_cpu_isa isa;
+    tt_cpu_isa_read(&isa);
+    bits = isa.avx512f ? 512 : isa.avx2 && isa.fma ? 256 : 0;
+    none = bits ? NULL : "no FMA: neither AVX-512F nor AVX2 with FMA on this CPU and OS";
+    long online = sysconf(_SC_NPROCESSORS_ONLN); /* more threads than cores would share them */
+    cores = online > 0 && online < cores ? (int)online : cores;
+    const uint64_t add_n = loop_iters(0), fma_n = bits ? loop_iters(bits) : 0;
+    const double adds = (double)ADDS_PER_ITER * (double)add_n;
+    const double flops = 2.0 * (bits / 32) * (bits == 512 ? ACC512 : ACC256) * (double)fma_n;
+    static core_job one[1], all[MAX_CORES];
+    run_cores(one, 1, bits, add_n, fma_n);
+    if (cores > 1) run_cores(all, cores, bits, add_n, fma_n);
+    else all[0] = one[0];
+    for (int c = 0; c < cores; c++) {
+        clock[c] = adds / all[c].add_s * 1e-9;
+        ghz += clock[c] / cores;
+        if (bits) gfn += flops / all[c].fma_s * 1e-9;
+    }
+    if (bits) {
+        gf1 = flops / one[0].fma_s * 1e-9;
+        flop_cycle = gf1 / (adds / one[0].add_s * 1e-9); /* one core, the others idle */
+        units = (int)lround(flop_cycle / (2.0 * (bits / 32)));
+        units = units < 1 ? 1 : units;
+    }
+#endif
+    const double limit = cores * units * (bits / 32) * 2.0 * ghz;
+    if (none) printf("FMA limit: none (%s)", none);
+    else
+        printf("FMA limit %.1f GFLOP/s = %d core%s x %d FMA unit%s x %d bit x %.2f GHz; "
+               "measured %.1f GFLOP/s on %d thread%s", limit, cores, cores > 1 ? "s" : "",
+               units, units > 1 ? "s" : "", bits, ghz, gfn, cores, cores > 1 ? "s" : "");
+    if (!none && cores > 1) printf(", %.1f on 1", gf1);
+    if (!none) printf(" (%.1f flop/cycle)", flop_cycle);
+    if (!none && flop_cycle < 1.5 * (bits / 32)) /* 3/4 of one unit's: not register-bound */
+        printf("; WARNING: below one FMA unit, an unoptimized build?");
+    if (ghz > 0) {
+        printf("; clock by core");
+        for (int c = 0; c < cores; c++) printf(" %.2f", clock[c]);
+        printf(" GHz");
+    }
+    printf("; CPU %s\n", cpu);
+    cJSON *o = cJSON_CreateObject();
+    add_num_or_null(o, "fma_limit_gflops", limit, !none);
+    add_num_or_null(o, "fma_measured_gflops", gfn, !none);
+    add_num_or_null(o, "fma_1thread_gflops", gf1, !none);
+    add_num_or_null(o, "clock_ghz", ghz, ghz > 0);
+    add_num_or_null(o, "fma_units", units, !none);
+    add_num_or_null(o, "vector_bits", bits, !none);
+    cJSON_AddNumberToObject(o, "threads", threads);
+    cJSON_AddNumberToObject(o, "cores", cores);
+    cJSON_AddStringToObject(o, "cpu", cpu);
+    if (none) cJSON_AddStringToObject(o, "none", none);
+    char *line = cJSON_PrintUnformatted(o);
+    printf("%s\n", line);
+    free(line);
+    cJSON_Delete(o);
+    return 0;
+}
+
 static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s --config NAME|FILE.json [--set KEY=VALUE]... [--threads N] [--warmup N]\n"
             "                  [--steps N|auto] [--spec]\n"
             "       %s --sgemm-peak [--threads N]\n"
+            "       %s --fma-peak [--threads N]\n"
             "       %s --gemm-peak [--config NAME|FILE.json] [--set KEY=VALUE]... [--gemm-n N]\n"
             "  --config      a config file (its data as ./train loads them) or a named config:\n"
             "                %s; one a process (peak RSS is per process)\n"
             "  --set         override one config value, as ./train's --set\n"
-            "  --threads     threads (default 2; replaces the config's): the backend's pool, or\n"
-            "                OpenBLAS's for the peak\n"
+            "  --threads     threads (default 2; replaces the config's): the backend's pool,\n"
+            "                OpenBLAS's for the sgemm peak, the FMA peak's loops (and cores)\n"
             "  --warmup      untimed steps first (default 5)\n"
             "  --steps       timed steps (default 30, at least 1); auto: at least 30 and about\n"
             "                1 s worth after the warm-up (at most 1000)\n"
             "  --spec        only print the config's spec (one JSON line) and exit\n"
             "  --sgemm-peak  only measure cblas_sgemm 2048^3, best of 3, GFLOP/s\n"
+            "  --fma-peak    only measure the FMA limit of N cores, cores x FMA units x vector\n"
+            "                width x clock (x86-64), and the FMA GFLOP/s of N threads beside it\n"
             "  --gemm-peak   only measure the device's gemm through the backend table, n^3, best\n"
             "                of 3 runs of %d, TFLOP/s, at the config's (default tiny) device and\n"
             "                matmul_precision: --set device=cuda --set matmul_precision=high\n"
             "  --gemm-n      n for --gemm-peak (default 8192, sized for a GPU)\n"
             "Runs the table and PyTorch: bench/run_step_bench.sh (make bench), on a GPU\n"
             "bench/gpu_bench.sh (make CUDA=1 bench-gpu)\n",
-            argv0, argv0, argv0, BENCH_NAMES, GEMM_REPS);
+            argv0, argv0, argv0, argv0, BENCH_NAMES, GEMM_REPS);
     return 2;
 }
 
@@ -194,19 +440,14 @@ static void describe(const bench_run *b, const char *coretype)
            openblas_get_corename());
 }
 
-/* A number rounded to 4 decimals, for the JSON line. */
-static void add_num(cJSON *o, const char *key, double v)
-{
-    cJSON_AddNumberToObject(o, key, round(v * 1e4) / 1e4);
-}
-
 #define MAX_SETS 64
 
 static int bench_main(int argc, char **argv)
 {
     const char *name = NULL, *sets[MAX_SETS];
     int threads = 2, warmup = 5, steps = 30, n_sets = 0, gemm_n = 8192;
-    bool peak_only = false, gemm_only = false, spec_only = false, auto_steps = false;
+    bool peak_only = false, gemm_only = false, fma_only = false, spec_only = false;
+    bool auto_steps = false;
     for (int i = 1; i < argc; i++) {
         bool value = i + 1 < argc;
         if (strcmp(argv[i], "--config") == 0 && value) name = argv[++i];
@@ -219,13 +460,15 @@ static int bench_main(int argc, char **argv)
         else if (strcmp(argv[i], "--steps") == 0 && value) steps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--sgemm-peak") == 0) peak_only = true;
         else if (strcmp(argv[i], "--gemm-peak") == 0) gemm_only = true;
+        else if (strcmp(argv[i], "--fma-peak") == 0) fma_only = true;
         else if (strcmp(argv[i], "--gemm-n") == 0 && value) gemm_n = atoi(argv[++i]);
         else if (strcmp(argv[i], "--spec") == 0) spec_only = true;
         else return usage(argv[0]);
     }
-    if (threads < 1 || warmup < 0 || steps < 1 || gemm_n < 1 || (peak_only && gemm_only) ||
-        (!peak_only && !gemm_only && !name))
+    const int modes = peak_only + gemm_only + fma_only;
+    if (threads < 1 || warmup < 0 || steps < 1 || gemm_n < 1 || modes > 1 || (!modes && !name))
         return usage(argv[0]);
+    if (fma_only) return fma_peak_main(threads);
     const char *coretype = getenv("OPENBLAS_CORETYPE");
     coretype = coretype && *coretype ? coretype : "unset";
     if (peak_only) return sgemm_peak_main(threads, coretype);
