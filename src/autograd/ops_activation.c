@@ -123,6 +123,17 @@ tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p)
     return out;
 }
 
+/* d += dy, or d = dy when d is fresh (a copy, not a zeroing and an add) */
+static void add_grad(tt_graph *g, tt_var *v, const real *dy)
+{
+    bool fresh;
+    real *d = tt_var_grad_maybe_fresh(g, v, &fresh);
+    if (fresh)
+        g->be->copy(d, dy, tt_tensor_bytes(&v->grad));
+    else
+        g->be->axpy(d, R(1), dy, v->val.n);
+}
+
 /* saved[0].data: the keep mask (NULL when p is 0) */
 static void dropout_add_backward(tt_graph *g, tt_node *n)
 {
@@ -132,9 +143,9 @@ static void dropout_add_backward(tt_graph *g, tt_node *n)
         if (n->saved[0].data)
             g->be->dropout_backward(tt_var_grad(g, x), n->saved[0].data, dy, n->f[0], x->val.n);
         else
-            g->be->axpy(tt_var_grad(g, x), R(1), dy, x->val.n);
+            add_grad(g, x, dy);
     }
-    if (res->requires_grad) g->be->axpy(tt_var_grad(g, res), R(1), dy, res->val.n);
+    if (res->requires_grad) add_grad(g, res, dy);
 }
 
 tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p)

@@ -99,16 +99,20 @@ tt_var *tt_matmul(tt_graph *g, tt_var *a, tt_var *b, bool ta, bool tb)
 }
 
 /* Linear: y = x W^T + b with x (N,in), W (out,in):
- *   dx += dy W,  dW += dy^T x,  db += column sums of dy */
+ *   dx += dy W,  dW += dy^T x,  db += column sums of dy
+ * dx is usually fresh (x, a LayerNorm's or an activation's output, has no other consumer):
+ * then the gemm writes it (beta 0) instead of adding to a zeroed buffer, a pass less. */
 static void linear_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0], *w = n->in[1], *bias = n->in[2];
     int N = n->i[0], IN = n->i[1], OUT = n->i[2];
     const real *dy = n->out->grad.data;
-    real *dx = tt_grad_or_null(g, x), *dw = tt_grad_or_null(g, w), *db = tt_grad_or_null(g, bias);
+    bool fresh = false;
+    real *dx = x->requires_grad ? tt_var_grad_maybe_fresh(g, x, &fresh) : NULL;
+    real *dw = tt_grad_or_null(g, w), *db = tt_grad_or_null(g, bias);
     tt_gemm_op gx = {.ta = false, .tb = false, .M = N, .N = IN, .K = OUT, .alpha = R(1),
-                     .A = dy, .lda = OUT, .B = w->val.data, .ldb = IN, .beta = R(1), .C = dx,
-                     .ldc = IN};
+                     .A = dy, .lda = OUT, .B = w->val.data, .ldb = IN,
+                     .beta = fresh ? R(0) : R(1), .C = dx, .ldc = IN};
     tt_gemm_op gw = {.ta = true, .tb = false, .M = OUT, .N = IN, .K = N, .alpha = R(1), .A = dy,
                      .lda = OUT, .B = x->val.data, .ldb = IN, .beta = R(1), .C = dw, .ldc = IN};
     g->be->linear_backward(dx ? &gx : NULL, dw ? &gw : NULL, db, dy, N, OUT);
