@@ -335,6 +335,46 @@ START_TEST(test_causal_skip_same_bits)
 }
 END_TEST
 
+/* The backward with fresh packed gradients (desc.fresh, as autograd passes a qkv gradient no
+ * other op has written): every element written, never read (the buffer starts as NaN), with
+ * the bits of adding to zeros; causal or not, with and without dropout, a head size the small
+ * heads' loops take (8) and one OpenBLAS takes (48). */
+START_TEST(test_backward_fresh_writes)
+{
+    for (int opt = 0; opt < 8; opt++) {
+        const int Bn = 2, L = 24, NH = 2, HS = opt & 4 ? 48 : 8, D = NH * HS, ld = 3 * D;
+        const int64_t nin = (int64_t)Bn * L * ld, nout = (int64_t)Bn * L * D,
+                      natt = (int64_t)Bn * NH * L * L;
+        tt_attn_desc a = {.B = Bn, .T = L, .NH = NH, .HS = HS, .ldq = ld, .ldk = ld, .ldv = ld,
+                          .ldo = D, .scale = R(0.3), .causal = opt & 1, .p = opt & 2 ? R(0.2) : 0};
+        real *qkv = randn(nin, 70), *out = tt_test_alloc(nout), *dO = randn(nout, 71);
+        real *att = tt_test_alloc(natt), *added = tt_test_alloc(nin), *fresh = tt_test_alloc(nin);
+        uint8_t *keep = a.p > 0 ? tt_xmalloc((size_t)natt) : NULL;
+        tt_rng r;
+        tt_rng_init(&r, 78, 1);
+        real *fs = tt_xmalloc(be->attention_scratch(&a, false)),
+             *bs = tt_xmalloc(be->attention_scratch(&a, true));
+        be->attention_forward(out, att, keep, qkv, qkv + D, qkv + 2 * D, NULL, &a,
+                              tt_rng_take(&r, natt), fs);
+        for (int64_t i = 0; i < nin; i++) {
+            added[i] = R(0);
+            fresh[i] = (real)NAN;
+        }
+        be->attention_backward(added, added + D, added + 2 * D, dO, att, keep, qkv, qkv + D,
+                               qkv + 2 * D, &a, bs);
+        a.fresh = true;
+        be->attention_backward(fresh, fresh + D, fresh + 2 * D, dO, att, keep, qkv, qkv + D,
+                               qkv + 2 * D, &a, bs);
+        for (int64_t i = 0; i < nin; i++)
+            ck_assert_msg(fresh[i] == added[i], "causal %d p %g HS %d: element %lld written "
+                          "%.9g, added to zeros %.9g", a.causal, (double)a.p, HS, (long long)i,
+                          (double)fresh[i], (double)added[i]);
+        free_all(qkv, out, dO, att, added, fresh, fs, bs);
+        free(keep);
+    }
+}
+END_TEST
+
 Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention");
@@ -344,6 +384,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_weights_invariants);
     tcase_add_test(tc, test_packed_equals_separate);
     tcase_add_test(tc, test_eval_mode_no_dropout);
+    tcase_add_test(tc, test_backward_fresh_writes);
     suite_add_tcase(s, tc);
     TCase *skip = new_tcase(s, "causal skip");
     tcase_add_test(skip, test_causal_skip_same_bits);

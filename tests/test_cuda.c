@@ -360,7 +360,8 @@ SLOT(CE_BWD, "crossentropy_backward",
      {"lse", IN, SR, F}, {"targets", IN, SR, I32})
 SLOT(DROPOUT, "dropout_forward", d->dropout_forward(p[0], p[1], p[2], c->p, c->at, c->n),
      {"out", DROP, SN, F}, {"mask", EXACT, SN, U8}, {"inp", IN, SN, F})
-SLOT(DROPOUT_BWD, "dropout_backward", d->dropout_backward(p[0], p[1], p[2], c->p, c->n),
+SLOT(DROPOUT_BWD, "dropout_backward",
+     d->dropout_backward(p[0], p[1], p[2], c->p, c->n, c->acc),
      {"dinp", GRAD, SN, F}, {"mask", IN, SN, U8}, {"dout", IN, SN, F})
 SLOT(RELU_DROP, "relu_dropout_forward", d->relu_dropout_forward(p[0], c->p, c->at, c->n),
      {"x", DROP, SN, F})
@@ -628,10 +629,14 @@ START_TEST(test_dropout)
             kcase f = {.n = n, .p = p, .at = at};
             kc_new(&f, &DROPOUT, 0, what);
             kc_check(&f);
-            kcase c = {.n = n, .p = p};
-            kc_new(&c, &DROPOUT_BWD, 0, what);
-            kc_copy(&c, 1, &f, 1);
-            kc_run(&c);
+            kcase c;
+            for (int acc = 0; acc < 2; acc++) { /* writing (acc 0: dinp is junk) and adding */
+                c = (kcase){.n = n, .p = p, .acc = acc};
+                kc_new(&c, &DROPOUT_BWD, 0, label("%s acc=%d", what, acc));
+                if (!acc) c.a[0].role = OUT;
+                kc_copy(&c, 1, &f, 1);
+                kc_run(&c);
+            }
             kc_free(&f);
 
             /* relu and dropout in place (x starts in [-9, 9)); the backward from that output,
@@ -886,6 +891,16 @@ static void attention_case(int s, int opt, bool packed, const char *math)
                label("%s, computing%s%s%s", what, sub & 1 ? " dq" : "", sub & 2 ? " dk" : "",
                      sub & 4 ? " dv" : ""));
         for (int i = 1; i <= 5; i++) kc_copy(&c, 3 + i, &f, i); /* att, keep, q, k, v */
+        kc_run(&c);
+    }
+    if (packed) { /* a fresh packed gradient (a.fresh, as autograd passes it): written whole */
+        kcase c = {.attn = a, .packed = packed, .bwd = true, .sub = 7};
+        c.attn.fresh = true;
+        memcpy(c.x, x, sizeof x);
+        kc_new(&c, &ATTN_BWD, no_kv << 1 | no_keep << 5 | no_kv << 7,
+               label("%s, fresh gradients", what));
+        c.a[0].role = OUT;
+        for (int i = 1; i <= 5; i++) kc_copy(&c, 3 + i, &f, i);
         kc_run(&c);
     }
     kc_free(&f);

@@ -144,8 +144,15 @@ START_TEST(test_dropout_backward)
     free(dropout_run(out, mask, p, dropout_cursor(13, 3, 0)));
     for (int64_t i = 0; i < DROP_N; i++)
         if (mask[i]) want[i] = (real)((double)want[i] + (double)dout[i] / (1.0 - (double)p));
-    be->dropout_backward(dx, mask, dout, p, DROP_N);
+    be->dropout_backward(dx, mask, dout, p, DROP_N, true);
     ck_assert_close(label("dropout_backward p=%g", (double)p), dx, want, DROP_N, TOL, TOL);
+    /* written, not added (a fresh gradient): dx's old values are never read */
+    for (int64_t i = 0; i < DROP_N; i++) {
+        want[i] = mask[i] ? (real)((double)dout[i] / (1.0 - (double)p)) : R(0);
+        dx[i] = (real)NAN;
+    }
+    be->dropout_backward(dx, mask, dout, p, DROP_N, false);
+    ck_assert_close(label("dropout_backward p=%g written", (double)p), dx, want, DROP_N, TOL, TOL);
     free_all(out, dout, dx, want, mask);
 }
 END_TEST

@@ -240,7 +240,7 @@ START_TEST(test_gelu_dropout_backward_is_unfused)
                 be->gelu_dropout_forward(y, mask, x, p, draw_at(8, n), n);
                 memset(dh, 0, (size_t)n * sizeof(real));
                 if (p > R(0))
-                    be->dropout_backward(dh, mask, dy, p, n);
+                    be->dropout_backward(dh, mask, dy, p, n, true);
                 else
                     memcpy(dh, dy, (size_t)n * sizeof(real));
                 for (int64_t i = 0; i < n; i++) {

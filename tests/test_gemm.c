@@ -300,18 +300,18 @@ END_TEST
 
 
 /* One attention head's gemm (tt_cpu_head_gemm: its own AVX2 loops for small heads where the CPU
- * has them, else OpenBLAS): C += alpha op(A) op(B) against the double loop, for the three
+ * has them, else OpenBLAS): C = alpha op(A) op(B) (+ C) against the double loop, for the three
  * layouts attention uses, widths that are and are not multiples of 8, and past the size where
  * it hands over to OpenBLAS. */
 START_TEST(test_head_gemm)
 {
     const int dims[][3] = {{16, 16, 16}, {16, 8, 16}, {5, 24, 7}, {32, 32, 32}, {13, 12, 9},
-                           {64, 64, 32}};
+                           {64, 64, 32}, {128, 128, 32}};
     const bool layouts[][2] = {{false, false}, {true, false}, {false, true}};
     for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < 6; l++) {
             int M = dims[d][0], N = dims[d][1], K = dims[d][2];
-            bool ta = layouts[l][0], tb = layouts[l][1];
+            bool ta = layouts[l % 3][0], tb = layouts[l % 3][1], add = l < 3;
             int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2; /* strided */
             real *A = randn((int64_t)(ta ? K : M) * lda, 50);
             real *B = randn((int64_t)(tb ? N : K) * ldb, 51);
@@ -323,11 +323,12 @@ START_TEST(test_head_gemm)
                         sum += (double)(ta ? A[(int64_t)k * lda + i] : A[(int64_t)i * lda + k]) *
                                (double)(tb ? B[(int64_t)j * ldb + k] : B[(int64_t)k * ldb + j]);
                     real *w = &want[(int64_t)i * ldc + j];
-                    *w = (real)((double)*w + 0.75 * sum);
+                    *w = (real)((add ? (double)*w : 0) + 0.75 * sum);
+                    if (!add) C[(int64_t)i * ldc + j] = (real)NAN; /* written, never read */
                 }
-            tt_cpu_head_gemm(ta, tb, M, N, K, R(0.75), A, lda, B, ldb, C, ldc);
-            ck_assert_close(label("head_gemm %dx%dx%d ta=%d tb=%d", M, N, K, ta, tb), C, want,
-                            (int64_t)M * ldc, tol_sum(K), tol_sum(K));
+            tt_cpu_head_gemm(ta, tb, M, N, K, R(0.75), A, lda, B, ldb, C, ldc, add);
+            ck_assert_close(label("head_gemm %dx%dx%d ta=%d tb=%d add=%d", M, N, K, ta, tb, add),
+                            C, want, (int64_t)M * ldc, tol_sum(K), tol_sum(K));
             free_all(A, B, C, want);
         }
 }

@@ -354,7 +354,7 @@ START_TEST(test_threaded_dropout_same_bits)
     tt_pool_start(MANY);
     be->dropout_forward(out, mask, x, R(0.3), at, n);
     ck_assert(memcmp(mask, mask1, (size_t)n) == 0);
-    SAME_BITS("dropout backward", out, g0, n, be->dropout_backward(out, mask, x, R(0.3), n));
+    SAME_BITS("dropout backward", out, g0, n, be->dropout_backward(out, mask, x, R(0.3), n, true));
     /* GELU + dropout: the mask is drawn in pieces inside each thread's range */
     SAME_BITS("gelu dropout", out, g0, n, be->gelu_dropout_forward(out, mask, x, R(0.3), at, n));
     tt_pool_start(1);

@@ -54,8 +54,9 @@ static void record_dropout(tt_graph *g, const char *op, tt_backward_fn backward,
 static void dropout_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0];
-    g->be->dropout_backward(tt_var_grad(g, x), n->saved[0].data, n->out->grad.data, n->f[0],
-                            x->val.n);
+    bool fresh;
+    real *dx = tt_var_grad_maybe_fresh(g, x, &fresh); /* fresh: written, not added */
+    g->be->dropout_backward(dx, n->saved[0].data, n->out->grad.data, n->f[0], x->val.n, !fresh);
 }
 
 tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
@@ -140,10 +141,13 @@ static void dropout_add_backward(tt_graph *g, tt_node *n)
     tt_var *x = n->in[0], *res = n->in[1];
     const real *dy = n->out->grad.data;
     if (x->requires_grad) {
-        if (n->saved[0].data)
-            g->be->dropout_backward(tt_var_grad(g, x), n->saved[0].data, dy, n->f[0], x->val.n);
-        else
+        if (n->saved[0].data) {
+            bool fresh;
+            real *dx = tt_var_grad_maybe_fresh(g, x, &fresh);
+            g->be->dropout_backward(dx, n->saved[0].data, dy, n->f[0], x->val.n, !fresh);
+        } else {
             add_grad(g, x, dy);
+        }
     }
     if (res->requires_grad) add_grad(g, res, dy);
 }

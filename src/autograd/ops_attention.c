@@ -20,8 +20,8 @@ static void sdpa_backward(tt_graph *g, tt_node *n)
     real *dq, *dk, *dv;
     const real *q, *k, *v;
     int D = a.NH * a.HS;
-    if (n->i[2]) {
-        dq = tt_var_grad(g, n->in[0]);
+    if (n->i[2]) { /* one buffer, each column once: written when fresh (a.fresh) */
+        dq = tt_var_grad_maybe_fresh(g, n->in[0], &a.fresh);
         dk = dq + D;
         dv = dq + 2 * D;
         q = n->in[0]->val.data;

@@ -36,6 +36,7 @@ typedef struct tt_attn_desc {
     bool causal;
     real p; /* dropout on the weights, [0,1) */
     bool full; /* tests only: a causal head computes the masked keys too (CPU; same results) */
+    bool fresh; /* backward: dq, dk, dv are uninitialised and written, not added to */
 } tt_attn_desc;
 
 /* One gemm, as linear_backward takes it: C = alpha op(A) op(B) + beta C, row-major, no batch. */
@@ -150,11 +151,12 @@ typedef struct tt_backend {
                                int64_t N, int C);
 
     /* Inverted dropout: element i is kept when uniform(at, i) >= p, and then scaled by
-     * 1/(1-p). mask (n) saves 1 for kept elements, 0 for dropped ones. */
+     * 1/(1-p). mask (n) saves 1 for kept elements, 0 for dropped ones. The backward adds
+     * dout * mask / (1-p) to dinp, or writes it when !acc (dinp uninitialised: fresh). */
     void (*dropout_forward)(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                             int64_t n);
     void (*dropout_backward)(real *dinp, const uint8_t *mask, const real *dout, real p,
-                             int64_t n);
+                             int64_t n, bool acc);
     /* In place, the same masks: x = dropout(relu(x)), saving nothing (p = 0: relu, and `at` is
      * not used); backward dx += dy / (1-p) where out > 0 (kept and positive), or dx = that
      * when !acc (dx uninitialised: a fresh gradient). */

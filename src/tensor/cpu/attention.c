@@ -5,7 +5,7 @@
  *   P = softmax(S) per row (a row with every key masked is all zeros)      saved: att = P
  *   D = P * keep / (1 - p)  (inverted dropout; keep saved as one byte)     identity when p = 0
  *   O = D V, written to the head's columns of out (row stride ldo)
- * Backward (every gradient added):
+ * Backward (every gradient added, or written when desc.fresh: the buffers hold nothing yet):
  *   dD = dO V^T, dV += D^T dO, dP = dD * keep / (1 - p),
  *   dS = P * (dP - rowsum(dP * P)),  dQ += scale * dS K,  dK += scale * dS^T Q.
  * Masked entries have P = 0, so they get dS = 0 and the mask is not needed again.
@@ -100,15 +100,6 @@ TT_VEC static void score_grad_rows(const tt_attn_desc *a, real *dP, const real *
     }
 }
 
-/* C (M,N) of row stride ldc = 0, so a head's gemm can add to it (beta 1): OpenBLAS's own
- * zeroing for beta 0 is a call per gemm, and for small heads that call costs more than these
- * stores (3.5% of a tiny step). */
-static void zero_rows(real *C, int M, int N, int ldc)
-{
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) C[(int64_t)i * ldc + j] = R(0);
-}
-
 /* C (M,N) = alpha op(A) op(B), + C when add, for one head: a causal head's on `part` of its
  * triangle (tri_gemm.c; a transposed B is copied to Bt (K,N) first), any other's through
  * head_gemm.c */
@@ -117,8 +108,7 @@ static void head_mm(const tt_attn_desc *a, tt_tri part, bool ta, bool tb, int M,
                     bool add, real *Bt)
 {
     if (!a->causal) {
-        if (!add) zero_rows(C, M, N, ldc);
-        tt_cpu_head_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc);
+        tt_cpu_head_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
         return;
     }
     if (tb) {
@@ -191,7 +181,7 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
         if (j->dv) {
             if (kp) dropped_rows(a, D, P, kp);
             head_mm(a, TT_TRI_K_FROM, true, false, T, HS, T, R(1), kp ? D : P, T, dO, a->ldo,
-                    j->dv + head_at(a->ldv, T, b, h, HS), a->ldv, true, Bt);
+                    j->dv + head_at(a->ldv, T, b, h, HS), a->ldv, !a->fresh, Bt);
         }
         if (!j->dq && !j->dk) continue;
         head_mm(a, TT_TRI_COLS, false, true, T, T, HS, R(1), dO, a->ldo,
@@ -200,11 +190,11 @@ static void backward_heads(void *ctx, int64_t lo, int64_t hi, int tid)
         if (j->dq)
             head_mm(a, TT_TRI_K_UPTO, false, false, T, HS, T, a->scale, dP, T,
                     j->k + head_at(a->ldk, T, b, h, HS), a->ldk,
-                    j->dq + head_at(a->ldq, T, b, h, HS), a->ldq, true, Bt);
+                    j->dq + head_at(a->ldq, T, b, h, HS), a->ldq, !a->fresh, Bt);
         if (j->dk)
             head_mm(a, TT_TRI_K_FROM, true, false, T, HS, T, a->scale, dP, T,
                     j->q + head_at(a->ldq, T, b, h, HS), a->ldq,
-                    j->dk + head_at(a->ldk, T, b, h, HS), a->ldk, true, Bt);
+                    j->dk + head_at(a->ldk, T, b, h, HS), a->ldk, !a->fresh, Bt);
     }
 }
 

@@ -52,10 +52,10 @@ void tt_cpu_linear_forward(real *out, const real *x, const real *w, const real *
                            int IN, int OUT);
 void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
                             int64_t N, int C);
-/* One attention head's gemm, C += alpha op(A) op(B) (head_gemm.c: its own AVX2 loops for
- * small heads, else tt_cpu_gemm with beta 1). */
+/* One attention head's gemm, C = alpha op(A) op(B), + C when add (head_gemm.c: its own AVX2
+ * loops for small heads, else tt_cpu_gemm with beta 1, or 0 without add). */
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
-                      const real *B, int ldb, real *C, int ldc);
+                      const real *B, int ldb, real *C, int ldc, bool add);
 /* Whether this CPU runs AVX2 and FMA (the kernels' own vector loops check it at run time). */
 bool tt_cpu_have_avx2_fma(void);
 /* Whether it runs AVX-512F (tri_gemm.c's 16-column tiles), with the OS's support. */
@@ -119,7 +119,7 @@ void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n,
 void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                             int64_t n);
 void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
-                             int64_t n);
+                             int64_t n, bool acc);
 void tt_cpu_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
 void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
                                   bool acc);

@@ -75,6 +75,7 @@ void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, t
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, dropout_range, &d);
 }
 
+/* two loops, not one with a select on acc: the write needs no read of dx */
 TT_VEC static void dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
@@ -83,16 +84,22 @@ TT_VEC static void dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int
     real *restrict dx = d->y;
     const real *restrict dy = d->x;
     const uint8_t *restrict keep = d->mask;
-    for (int64_t i = lo; i < hi; i++) {
-        real g = dy[i] * scale;
-        dx[i] += keep[i] ? g : R(0);
-    }
+    if (d->acc)
+        for (int64_t i = lo; i < hi; i++) {
+            real g = dy[i] * scale;
+            dx[i] += keep[i] ? g : R(0);
+        }
+    else
+        for (int64_t i = lo; i < hi; i++) {
+            real g = dy[i] * scale;
+            dx[i] = keep[i] ? g : R(0);
+        }
 }
 
 void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
-                             int64_t n)
+                             int64_t n, bool acc)
 {
-    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = dout, .p = p};
+    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = dout, .p = p, .acc = acc};
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN, dropout_backward_range, &d);
 }
 

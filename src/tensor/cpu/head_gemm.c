@@ -18,15 +18,10 @@
 #define HEAD_TILE 4096 /* K * N of a transposed B */
 #define HEAD_SMALL (32 * 32 * 32) /* M * N * K: above, OpenBLAS is faster (measured) */
 
-/* C (M, 8 NV) += alpha op(A) (M,K) B (K, 8 NV), B row-major with stride ldb */
-__attribute__((target("avx2,fma"), always_inline)) static inline void rows(int NV, bool ta,
-                                                                           int M, int K,
-                                                                           float alpha,
-                                                                           const float *A,
-                                                                           int lda,
-                                                                           const float *B,
-                                                                           int ldb, float *C,
-                                                                           int ldc)
+/* C (M, 8 NV) = alpha op(A) (M,K) B (K, 8 NV) (+ C with add), B row-major with stride ldb */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+rows(int NV, bool ta, int M, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+     float *C, int ldc, bool add)
 {
     const __m256 al = _mm256_set1_ps(alpha);
     for (int i = 0; i < M; i++) {
@@ -39,8 +34,9 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void rows(int N
                 acc[v] = _mm256_fmadd_ps(a, _mm256_loadu_ps(b + 8 * v), acc[v]);
         }
         float *c = C + (int64_t)i * ldc;
-        for (int v = 0; v < NV; v++)
-            _mm256_storeu_ps(c + 8 * v, _mm256_fmadd_ps(al, acc[v], _mm256_loadu_ps(c + 8 * v)));
+        for (int v = 0; v < NV; v++) /* fma(alpha, acc, +0) without add: the added zeros' bits */
+            _mm256_storeu_ps(c + 8 * v, _mm256_fmadd_ps(al, acc[v], add ? _mm256_loadu_ps(c + 8 * v)
+                                                                         : _mm256_setzero_ps()));
     }
 }
 
@@ -48,7 +44,7 @@ __attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb,
                                                                int K, float alpha,
                                                                const float *A, int lda,
                                                                const float *B, int ldb,
-                                                               float *C, int ldc)
+                                                               float *C, int ldc, bool add)
 {
     float tile[HEAD_TILE];
     if (tb) { /* B (N,K) -> tile (K,N), tri_gemm.c's transpose */
@@ -57,14 +53,14 @@ __attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb,
         ldb = N;
     }
     switch (N / 8) {
-    case 1: rows(1, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    case 2: rows(2, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    case 3: rows(3, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    case 4: rows(4, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    case 5: rows(5, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    case 6: rows(6, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    case 7: rows(7, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
-    default: rows(8, ta, M, K, alpha, A, lda, B, ldb, C, ldc); break;
+    case 1: rows(1, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    case 2: rows(2, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    case 3: rows(3, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    case 4: rows(4, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    case 5: rows(5, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    case 6: rows(6, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    case 7: rows(7, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
+    default: rows(8, ta, M, K, alpha, A, lda, B, ldb, C, ldc, add); break;
     }
 }
 
@@ -93,14 +89,16 @@ bool tt_cpu_have_avx512f(void)
 }
 
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
-                      const real *B, int ldb, real *C, int ldc)
+                      const real *B, int ldb, real *C, int ldc, bool add)
 {
 #ifdef HEAD_AVX2
     if (N % 8 == 0 && N <= 64 && !(ta && tb) && (int64_t)M * N * K <= HEAD_SMALL &&
         (!tb || (int64_t)K * N <= HEAD_TILE) && tt_cpu_have_avx2_fma()) {
-        head_gemm_avx2(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc);
+        head_gemm_avx2(ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
         return;
     }
 #endif
-    tt_cpu_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, R(1), C, ldc, 0, 1);
+    /* beta 0 without add: C is written, never read (OpenBLAS's small-matrix kernels of the
+     * AVX-512 sets have a beta-0 form; the others zero C first, as the callers did) */
+    tt_cpu_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, add ? R(1) : R(0), C, ldc, 0, 1);
 }

@@ -485,6 +485,15 @@ void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, 
 {
     check_desc(a);
     if (a->B == 0 || (!dq && !dk && !dv)) return;
+    if (a->fresh) { /* the kernels add: the heads' columns of each gradient start at zero */
+        const size_t width = (size_t)a->NH * a->HS * sizeof(real), rows = (size_t)a->B * a->T;
+        const int ld[3] = {a->ldq, a->ldk, a->ldv};
+        real *d[3] = {dq, dk, dv};
+        for (int t = 0; t < 3; t++)
+            if (d[t])
+                TT_CUDA_CHECK(cudaMemset2DAsync(d[t], (size_t)ld[t] * sizeof(real), 0, width,
+                                                rows, (cudaStream_t)tt_cuda_stream()));
+    }
     real s = keep ? R(1) / (R(1) - a->p) : R(1);
     real *ds = dk ? scratch : NULL;
     TT_ASSERT_MSG(!dk || scratch, "attention backward: dk needs the scratch (attention_scratch)");

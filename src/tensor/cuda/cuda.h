@@ -110,7 +110,7 @@ void tt_cuda_embedding_backward(real *dweight, const int32_t *tokens, const real
 void tt_cuda_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                              int64_t n);
 void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
-                              int64_t n);
+                              int64_t n, bool acc);
 void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
 void tt_cuda_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
                                    bool acc);

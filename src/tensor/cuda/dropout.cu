@@ -178,22 +178,23 @@ void tt_cuda_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
-/* dinp (n) += dout (n) * scale where mask (n) is 1 */
+/* dinp (n) (+)= dout (n) * scale where mask (n) is 1: added with acc, else written */
 static __global__ void dropout_backward_kernel(real *dinp, const uint8_t *mask, const real *dout,
-                                               real scale, int64_t n)
+                                               real scale, int64_t n, bool acc)
 {
     GRID_LOOP(i, n)
     {
-        real g = MUL_RN(dout[i], scale);
-        dinp[i] += mask[i] ? g : R(0);
+        real g = mask[i] ? MUL_RN(dout[i], scale) : R(0);
+        dinp[i] = acc ? dinp[i] + g : g;
     }
 }
 
-void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n)
+void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n,
+                              bool acc)
 {
     if (n <= 0) return;
     dropout_backward_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
-        dinp, mask, dout, R(1) / (R(1) - p), n);
+        dinp, mask, dout, R(1) / (R(1) - p), n, acc);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -437,9 +437,10 @@ static void g_dropout_forward(real *out, uint8_t *mask, const real *inp, real p,
     GUARDED(dropout_forward, out, mask, inp, p, at, n);
 }
 
-static void g_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n)
+static void g_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n,
+                               bool acc)
 {
-    GUARDED(dropout_backward, dinp, mask, dout, p, n);
+    GUARDED(dropout_backward, dinp, mask, dout, p, n, acc);
 }
 
 static void g_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
