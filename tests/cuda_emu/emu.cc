@@ -813,6 +813,16 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t strea
     return enqueue(stream, [p, value, bytes]() { memset(p, value, bytes); });
 }
 
+/* `height` rows of `width` bytes, `pitch` bytes apart (the runtime refuses width > pitch) */
+cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream)
+{
+    if (width > pitch) return cudaErrorInvalidValue;
+    return enqueue(stream, [p, pitch, value, width, height]() {
+        for (size_t r = 0; r < height; r++) memset((char *)p + r * pitch, value, width);
+    });
+}
+
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 {
     *stream = new emu_stream{(flags & cudaStreamNonBlocking) != 0};

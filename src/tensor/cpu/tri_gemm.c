@@ -133,30 +133,6 @@ __attribute__((target("avx2,fma"))) static void tile_any(int R, int V, bool ta, 
         TILE_CASES(tile, 8, false)
 }
 
-/* Columns in chunks of 2 or 3 vectors (8 or 12 accumulators: enough in flight for the FMA
- * latency, few enough for the 16 registers); a partial last vector is a chunk of its own. */
-__attribute__((target("avx2,fma"))) static void tri_avx2(tt_tri tri, bool ta, int M, int N,
-                                                         int K, float alpha, const float *A,
-                                                         int lda, const float *B, int ldb,
-                                                         float *C, int ldc, bool add)
-{
-    for (int i0 = 0; i0 < M; i0 += TRI_R) {
-        int kb, ke, n, R = M - i0 < TRI_R ? M - i0 : TRI_R;
-        tile_range(tri, i0, N, K, &kb, &ke, &n);
-        const float *a = ta ? A + i0 : A + (int64_t)i0 * lda;
-        float *c = C + (int64_t)i0 * ldc;
-        int full = n / 8;
-        for (int v0 = 0; v0 < full;) {
-            int V = full - v0 == 4 ? 2 : full - v0 < 3 ? full - v0 : 3;
-            tile_any(R, V, ta, kb, ke, alpha, a, lda, B + 8 * v0, ldb, c + 8 * v0, ldc, add, 8);
-            v0 += V;
-        }
-        if (n % 8)
-            tile_any(R, 1, ta, kb, ke, alpha, a, lda, B + 8 * full, ldb, c + 8 * full, ldc, add,
-                     n % 8);
-    }
-}
-
 /* The same tiles 16 columns wide (AVX-512F: twice the multiply-adds an instruction where the
  * CPU has 512-bit units). Every element is the same chain of fused multiply-adds in the same
  * order as in tile(), so the two give the same bits; a partial vector is read and written
@@ -207,27 +183,29 @@ __attribute__((target("avx512f"))) static void tile512_any(int R, int V, bool ta
         TILE_CASES(tile512, 16, false)
 }
 
-/* tri_avx2's walk over tiles with 16-column vectors */
-__attribute__((target("avx512f"))) static void tri_avx512(tt_tri tri, bool ta, int M, int N,
-                                                          int K, float alpha, const float *A,
-                                                          int lda, const float *B, int ldb,
-                                                          float *C, int ldc, bool add)
+/* The walk over row tiles, either width: columns in chunks of 2 or 3 vectors of W (8 or 12
+ * accumulators of AVX2's 16 registers, enough in flight for the FMA latency); a partial last
+ * vector is a chunk of its own. run_tile: tile_any (W 8) or tile512_any (W 16). */
+typedef void tile_fn(int R, int V, bool ta, int kb, int ke, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, bool add, int lanes);
+static void tri_walk(tile_fn *run_tile, int W, tt_tri tri, bool ta, int M, int N, int K,
+                     float alpha, const float *A, int lda, const float *B, int ldb, float *C,
+                     int ldc, bool add)
 {
     for (int i0 = 0; i0 < M; i0 += TRI_R) {
         int kb, ke, n, R = M - i0 < TRI_R ? M - i0 : TRI_R;
         tile_range(tri, i0, N, K, &kb, &ke, &n);
         const float *a = ta ? A + i0 : A + (int64_t)i0 * lda;
         float *c = C + (int64_t)i0 * ldc;
-        int full = n / 16;
+        int full = n / W;
         for (int v0 = 0; v0 < full;) {
             int V = full - v0 == 4 ? 2 : full - v0 < 3 ? full - v0 : 3;
-            tile512_any(R, V, ta, kb, ke, alpha, a, lda, B + 16 * v0, ldb, c + 16 * v0, ldc,
-                        add, 16);
+            run_tile(R, V, ta, kb, ke, alpha, a, lda, B + W * v0, ldb, c + W * v0, ldc, add, W);
             v0 += V;
         }
-        if (n % 16)
-            tile512_any(R, 1, ta, kb, ke, alpha, a, lda, B + 16 * full, ldb, c + 16 * full, ldc,
-                        add, n % 16);
+        if (n % W)
+            run_tile(R, 1, ta, kb, ke, alpha, a, lda, B + W * full, ldb, c + W * full, ldc,
+                     add, n % W);
     }
 }
 
@@ -272,11 +250,11 @@ void tt_cpu_tri_gemm_on(tt_cpu_vec vec, tt_tri tri, bool ta, int M, int N, int K
 {
 #ifdef TRI_AVX2
     if (vec == TT_CPU_VEC_AVX512 && tt_cpu_have_avx512f()) {
-        tri_avx512(tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
+        tri_walk(tile512_any, 16, tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
         return;
     }
     if (vec >= TT_CPU_VEC_AVX2 && tt_cpu_have_avx2_fma()) {
-        tri_avx2(tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
+        tri_walk(tile_any, 8, tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
         return;
     }
 #else

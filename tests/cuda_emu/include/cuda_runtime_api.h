@@ -69,6 +69,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream EMU_DEFAULT(0));
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t stream EMU_DEFAULT(0));
+cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream EMU_DEFAULT(0));
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
