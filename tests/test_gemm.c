@@ -257,6 +257,17 @@ START_TEST(test_copy)
         ck_assert_close(label("copy n=%lld", (long long)n), dst, want, n + 1, 0, 0);
         free_all(src, dst, want);
     }
+    /* a large copy split over two threads, and overlapping buffers (one piece, as memmove) */
+    int before = be->get_threads();
+    be->set_threads(2);
+    const int64_t n = 1 << 20;
+    real *src = randn(n + 7, 362), *dst = randn(n, 363), *want = dup_real(src, n + 7);
+    be->copy(dst, src + 3, (size_t)n * sizeof(real));
+    ck_assert_close("copy 4 MiB, 2 threads", dst, want + 3, n, 0, 0);
+    be->copy(src + 5, src, (size_t)n * sizeof(real)); /* forward overlap */
+    ck_assert_close("copy overlapping", src + 5, want, n, 0, 0);
+    be->set_threads(before);
+    free_all(src, dst, want);
 }
 END_TEST
 

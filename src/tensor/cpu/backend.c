@@ -27,7 +27,29 @@ static void cpu_zero(void *p, size_t bytes)
 {
     tt_pool_for((int64_t)bytes, 64, 256 << 10, zero_range, p);
 }
-static void cpu_copy(void *dst, const void *src, size_t bytes) { memmove(dst, src, bytes); }
+typedef struct copy_args {
+    char *dst;
+    const char *src;
+} copy_args;
+
+static void copy_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const copy_args *c = ctx;
+    memcpy(c->dst + lo, c->src + lo, (size_t)(hi - lo));
+}
+
+/* large copies (a residual's gradient) split over the pool as zero is, or one thread would copy
+ * while the others wait; overlapping buffers (memmove's case) in one piece */
+static void cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    const uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (d < s + bytes && s < d + bytes) {
+        memmove(dst, src, bytes);
+        return;
+    }
+    tt_pool_for((int64_t)bytes, 64, 256 << 10, copy_range, &(copy_args){.dst = dst, .src = src});
+}
 
 typedef struct fill_args {
     real *x;
