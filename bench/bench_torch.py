@@ -284,13 +284,29 @@ def main():
         "impl": "torch", "config": s["name"], "torch": torch.__version__,
         "threads": torch.get_num_threads(), "omp_wait_policy": omp_wait,
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-        "coretype": os.environ.get("OPENBLAS_CORETYPE") or "unset",
+        "coretype": os.environ.get("OPENBLAS_CORETYPE") or "unset", "core": openblas_core(),
         "warmup": warmup, "steps": args.steps, "median_ms": round(med, 4),
         "min_ms": round(min(timed), 4), "mean_ms": round(statistics.fmean(timed), 4),
         "tokens_per_s": round(B * T / (med * 1e-3), 1), "peak_rss_mb": round(rss_mb, 2),
         "params": sum(p.numel() for p in params), "first_loss": round(losses[0], 6),
         "last_loss": round(losses[-1], 6), "differs": differs, **gpu_keys,
     }))
+
+
+def openblas_core():
+    """The kernel set of the OpenBLAS this process loaded (torch's BLAS), as
+    openblas_get_corename names it, or None when no OpenBLAS is mapped."""
+    import ctypes
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "libopenblas" in line})
+    for path in paths:
+        try:
+            get = ctypes.CDLL(path).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        get.restype = ctypes.c_char_p
+        return get().decode()
+    return None
 
 
 if __name__ == "__main__":

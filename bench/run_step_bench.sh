@@ -104,6 +104,12 @@ echo "step benchmark $(date '+%Y-%m-%d %H:%M %Z'): $(nproc) cores ($CPU; ${FLAGS
      "threads, OPENBLAS_CORETYPE=$CORETYPE, OpenBLAS core ${CORE:-?}, $FMADESC, warm-up +" \
      "timed steps: $COUNTS, load $LOAD"
 printf '%s\n%s\n' "$PEAKTEXT" "$TEXT"
+# PyTorch loads the same OpenBLAS, which would pick its kernels afresh when it loads: with
+# OPENBLAS_CORETYPE unset it gets the set ours ran (bench_step's own choice where OpenBLAS falls
+# back to lesser kernels), so the ratio compares code, not kernels. Its JSON names the set it ran.
+TORCH_ENV=
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -n "$CORE" ]; then TORCH_ENV="OPENBLAS_CORETYPE=$CORE"; fi
+TCORES=
 i=0
 for c in $CONFIGS; do
     i=$((i + 1))
@@ -115,12 +121,14 @@ for c in $CONFIGS; do
     eval "STOCK_$i=; PASSIVE_$i="
     [ -n "$OUT" ] || continue
     n=$(jget steps "$OUT") # auto: what ours ran
-    run "torch $c" "$PY" "$HERE/bench_torch.py" --spec "$spec" --threads "$THREADS" \
-        --warmup "$w" --steps "$n"
+    run "torch $c" env $TORCH_ENV "$PY" "$HERE/bench_torch.py" --spec "$spec" \
+        --threads "$THREADS" --warmup "$w" --steps "$n"
     eval "STOCK_$i=\$OUT"
-    run "torch passive $c" env OMP_WAIT_POLICY=PASSIVE "$PY" "$HERE/bench_torch.py" \
+    TCORES="$TCORES $(jget core "$OUT")"
+    run "torch passive $c" env OMP_WAIT_POLICY=PASSIVE $TORCH_ENV "$PY" "$HERE/bench_torch.py" \
         --spec "$spec" --threads "$THREADS" --warmup "$w" --steps "$n"
     eval "PASSIVE_$i=\$OUT"
+    TCORES="$TCORES $(jget core "$OUT")"
 done
 run "sgemm peak" "$BIN" --sgemm-peak --threads "$THREADS"
 PEAK2=$(jget sgemm_gflops "$OUT")
@@ -131,6 +139,13 @@ echo "$(date '+%Y-%m-%d'), $(nproc) cores ($CPU), $THREADS threads, OPENBLAS_COR
      "OpenBLAS core ${CORE:-?}, sgemm 2048^3 peak $PEAK GFLOP/s (before ${PEAK1:-?}, after" \
      "${PEAK2:-?}), $FMADESC, load at end $(cut -d' ' -f1-3 /proc/loadavg)," \
      "$(($(date +%s) - START)) s"
+TCORE=$(printf '%s\n' $TCORES | sort -u | tr '\n' ' ')
+TCORE=${TCORE% }
+if [ -n "$TCORE" ] && [ "$TCORE" != "${CORE:-?}" ]; then
+    echo "run_step_bench.sh: WARNING: PyTorch ran OpenBLAS core(s) $TCORE, ours ${CORE:-?}:" \
+         "the speed-ups compare kernels too" >&2
+fi
+echo "PyTorch's OpenBLAS core: ${TCORE:-none ran}"
 echo
 printf '%s%s%s\n' "| config | ours ms | torch ms (stock / passive) | speed-up | ours tok/s" \
     " | ours GFLOP/s | % of sgemm peak | % of FMA limit | ours peak MB | torch peak MB" \
