@@ -1,5 +1,7 @@
 # Tiny Transformer: one Makefile.
-#   make               the libraries (float32 and float64) under build/
+#   make               the libraries (float32 and float64) under build/, ./train, ./infer
+#   make run           the first command on a fresh clone: packages, ./train and ./infer, then
+#                      the tiny config's training run into runs/tiny
 #   make test          installs missing packages (make deps), builds and runs every Check suite
 #   make DEBUG=1 test  the same at -O1 with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench         builds and runs the benchmarks in bench/ (make bench-step: the step one;
@@ -7,6 +9,9 @@
 #   make CUDA=1 bench-gpu  on a GPU machine: the step against PyTorch eager and torch.compile,
 #                      tiny small medium base at matmul precision highest and high (~7 min)
 #   make CUDA=1 bench-attention  the fused CUDA attention against cuBLAS + softmax (a GPU)
+#   make docs          the README's marked figures and its pictures from fresh runs
+#   make docs-check    fails when a figure or picture differs from this build's (make test's
+#                      last step)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
 #   make CUDA=1 ptxas  every kernel's registers and spills from ptxas (nvcc, no GPU needed)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
@@ -19,6 +24,7 @@
 #   make WERROR=0 ...  warnings stay warnings (a compiler newer than the gcc 12 the code is
 #                      held to may warn where it did not; the default 1 makes them errors)
 #   make clean
+#   make help          this list
 # The library is compiled twice from the same sources: float32 (training) and float64
 # (-DTT_DOUBLE, for the gradient checks), so the checked code is the trained code.
 
@@ -252,11 +258,17 @@ SUBMAKE  = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPR
 # is asked for flags only after the packages are there.
 all: libs $(TRAIN) $(INFER)
 
-# The first command on a fresh clone: packages, build, then train the tiny config. Its demo run
-# replaces the one before it in runs/tiny (--overwrite), so `make run` works again and again.
+# The first command on a fresh clone: packages, build (./train and ./infer, which the README
+# uses next), then train the tiny config. Its demo run replaces the one before it in runs/tiny
+# (--overwrite), so `make run` works again and again.
 run: deps-ok
-	@+$(SUBMAKE) $(TRAIN)
+	@+$(SUBMAKE) $(TRAIN) $(INFER)
 	./$(TRAIN) configs/tiny.json --overwrite
+
+# make help: the targets, as this file's opening comment lists them (the one list of them)
+.PHONY: help
+help:
+	@sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' $(firstword $(MAKEFILE_LIST))
 
 .PHONY: libs runners
 libs: $(LIB32) $(LIB64)
