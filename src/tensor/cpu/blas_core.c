@@ -6,7 +6,8 @@
  * rate). The choice here ranks OpenBLAS's x86-64 core names by the widest vector unit their
  * kernels use and names the best one this CPU and its OS support, when it ranks above the
  * one OpenBLAS picked. OpenBLAS reads the choice from OPENBLAS_CORETYPE when it loads, so the
- * program acts on it by running itself again (train/run/blas_env.c). */
+ * program acts on it by running itself again (train/run/blas_env.c). The kernels' own run-time
+ * checks of AVX2 + FMA and AVX-512F are here too, below. */
 #include "tensor/cpu/cpu.h"
 
 #include <string.h>
@@ -61,5 +62,27 @@ void tt_cpu_isa_read(tt_cpu_isa *isa)
     isa->avx512dq = __builtin_cpu_supports("avx512dq");
     isa->avx512vl = __builtin_cpu_supports("avx512vl");
     isa->avx512cd = __builtin_cpu_supports("avx512cd");
+#endif
+}
+
+bool tt_cpu_have_avx2_fma(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int yes = -1; /* racy but idempotent: every thread stores the same answer */
+    if (yes < 0) yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+#else
+    return false;
+#endif
+}
+
+bool tt_cpu_have_avx512f(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int yes = -1; /* as above; GCC's check includes the OS's (XCR0) */
+    if (yes < 0) yes = __builtin_cpu_supports("avx512f");
+    return yes;
+#else
+    return false;
 #endif
 }

@@ -56,9 +56,9 @@ void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db
  * loops for small heads, else tt_cpu_gemm with beta 1, or 0 without add). */
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                       const real *B, int ldb, real *C, int ldc, bool add);
-/* Whether this CPU runs AVX2 and FMA (the kernels' own vector loops check it at run time). */
+/* Whether this CPU runs AVX2 and FMA, and AVX-512F, with the OS's support (blas_core.c; the
+ * kernels' own vector loops check them at run time). */
 bool tt_cpu_have_avx2_fma(void);
-/* Whether it runs AVX-512F (tri_gemm.c's 16-column tiles), with the OS's support. */
 bool tt_cpu_have_avx512f(void);
 /* The gemms of one causal head over its lower triangle (tri_gemm.c): C (M,N) = alpha op(A) B
  * (+ C when add), B (K,N) row-major; `tri` says which part of the triangle a row tile needs. */
@@ -69,7 +69,7 @@ void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const
 typedef enum tt_cpu_vec { TT_CPU_VEC_PLAIN, TT_CPU_VEC_AVX2, TT_CPU_VEC_AVX512 } tt_cpu_vec;
 void tt_cpu_tri_gemm_on(tt_cpu_vec vec, tt_tri tri, bool ta, int M, int N, int K, real alpha,
                         const real *A, int lda, const real *B, int ldb, real *C, int ldc, bool add);
-/* dst (K,N) = src (N,K)^T, src of row stride lds (the B of TT_TRI_COLS) */
+/* dst (K,N) = src (N,K)^T, src of row stride lds (head_gemm.c; the B of TT_TRI_COLS) */
 void tt_cpu_transpose(real *dst, const real *src, int N, int K, int lds);
 /* Columns [0, tt_tri_cols(i, T)) of query row i are the keys a causal head computes: keys
  * j <= i, rounded up to a whole vector of 8 (the masked ones inside it are set to -inf). */

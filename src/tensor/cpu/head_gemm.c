@@ -18,6 +18,40 @@
 #define HEAD_TILE 4096 /* K * N of a transposed B */
 #define HEAD_SMALL (32 * 32 * 32) /* M * N * K: above, OpenBLAS is faster (measured) */
 
+/* dst (K, N) = src (N, K)^T in 8x8 blocks of registers; the edges element by element */
+__attribute__((target("avx2,fma"))) static void transpose_avx2(float *dst, const float *src,
+                                                               int N, int K, int lds)
+{
+    int j0 = 0;
+    for (; j0 + 8 <= N; j0 += 8) {
+        int k0 = 0;
+        for (; k0 + 8 <= K; k0 += 8) {
+            __m256 r[8], t[8], u[8];
+            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + (int64_t)(j0 + i) * lds + k0);
+            for (int i = 0; i < 8; i += 2) {
+                t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+                t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+            }
+            for (int i = 0; i < 8; i += 4)
+                for (int h = 0; h < 2; h++) {
+                    u[i + 2 * h] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], 0x44);
+                    u[i + 2 * h + 1] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], 0xee);
+                }
+            for (int i = 0; i < 4; i++) {
+                _mm256_storeu_ps(dst + (int64_t)(k0 + i) * N + j0,
+                                 _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+                _mm256_storeu_ps(dst + (int64_t)(k0 + i + 4) * N + j0,
+                                 _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+            }
+        }
+        for (; k0 < K; k0++)
+            for (int i = 0; i < 8; i++)
+                dst[(int64_t)k0 * N + j0 + i] = src[(int64_t)(j0 + i) * lds + k0];
+    }
+    for (; j0 < N; j0++)
+        for (int k = 0; k < K; k++) dst[(int64_t)k * N + j0] = src[(int64_t)j0 * lds + k];
+}
+
 /* C (M, 8 NV) = alpha op(A) (M,K) B (K, 8 NV) (+ C with add), B row-major with stride ldb */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 rows(int NV, bool ta, int M, int K, float alpha, const float *A, int lda, const float *B, int ldb,
@@ -47,7 +81,7 @@ __attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb,
                                                                float *C, int ldc, bool add)
 {
     float tile[HEAD_TILE];
-    if (tb) { /* B (N,K) -> tile (K,N), tri_gemm.c's transpose */
+    if (tb) { /* B (N,K) -> tile (K,N) */
         tt_cpu_transpose(tile, B, N, K, ldb);
         B = tile;
         ldb = N;
@@ -66,28 +100,6 @@ __attribute__((target("avx2,fma"))) static void head_gemm_avx2(bool ta, bool tb,
 
 #endif
 
-bool tt_cpu_have_avx2_fma(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    static int yes = -1; /* racy but idempotent: every thread stores the same answer */
-    if (yes < 0) yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return yes;
-#else
-    return false;
-#endif
-}
-
-bool tt_cpu_have_avx512f(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    static int yes = -1; /* as above; GCC's check includes the OS's (XCR0) */
-    if (yes < 0) yes = __builtin_cpu_supports("avx512f");
-    return yes;
-#else
-    return false;
-#endif
-}
-
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                       const real *B, int ldb, real *C, int ldc, bool add)
 {
@@ -101,4 +113,17 @@ void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const r
     /* beta 0 without add: C is written, never read (OpenBLAS's small-matrix kernels of the
      * AVX-512 sets have a beta-0 form; the others zero C first, as the callers did) */
     tt_cpu_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, add ? R(1) : R(0), C, ldc, 0, 1);
+}
+
+/* dst (K, N) = src (N, K) transposed, src of row stride lds: the B of TT_TRI_COLS */
+void tt_cpu_transpose(real *dst, const real *src, int N, int K, int lds)
+{
+#ifdef HEAD_AVX2
+    if (tt_cpu_have_avx2_fma()) {
+        transpose_avx2(dst, src, N, K, lds);
+        return;
+    }
+#endif
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++) dst[(int64_t)k * N + j] = src[(int64_t)j * lds + k];
 }

@@ -209,40 +209,6 @@ static void tri_walk(tile_fn *run_tile, int W, tt_tri tri, bool ta, int M, int N
     }
 }
 
-/* dst (K, N) = src (N, K)^T in 8x8 blocks of registers; the edges element by element */
-__attribute__((target("avx2,fma"))) static void transpose_avx2(float *dst, const float *src,
-                                                               int N, int K, int lds)
-{
-    int j0 = 0;
-    for (; j0 + 8 <= N; j0 += 8) {
-        int k0 = 0;
-        for (; k0 + 8 <= K; k0 += 8) {
-            __m256 r[8], t[8], u[8];
-            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + (int64_t)(j0 + i) * lds + k0);
-            for (int i = 0; i < 8; i += 2) {
-                t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-                t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-            }
-            for (int i = 0; i < 8; i += 4)
-                for (int h = 0; h < 2; h++) {
-                    u[i + 2 * h] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], 0x44);
-                    u[i + 2 * h + 1] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], 0xee);
-                }
-            for (int i = 0; i < 4; i++) {
-                _mm256_storeu_ps(dst + (int64_t)(k0 + i) * N + j0,
-                                 _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-                _mm256_storeu_ps(dst + (int64_t)(k0 + i + 4) * N + j0,
-                                 _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
-            }
-        }
-        for (; k0 < K; k0++)
-            for (int i = 0; i < 8; i++)
-                dst[(int64_t)k0 * N + j0 + i] = src[(int64_t)(j0 + i) * lds + k0];
-    }
-    for (; j0 < N; j0++)
-        for (int k = 0; k < K; k++) dst[(int64_t)k * N + j0] = src[(int64_t)j0 * lds + k];
-}
-
 #endif
 
 void tt_cpu_tri_gemm_on(tt_cpu_vec vec, tt_tri tri, bool ta, int M, int N, int K, real alpha,
@@ -267,17 +233,4 @@ void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const
                      const real *B, int ldb, real *C, int ldc, bool add)
 {
     tt_cpu_tri_gemm_on(TT_CPU_VEC_AVX512, tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
-}
-
-/* dst (K, N) = src (N, K) transposed, src of row stride lds: the B of TT_TRI_COLS */
-void tt_cpu_transpose(real *dst, const real *src, int N, int K, int lds)
-{
-#ifdef TRI_AVX2
-    if (tt_cpu_have_avx2_fma()) {
-        transpose_avx2(dst, src, N, K, lds);
-        return;
-    }
-#endif
-    for (int j = 0; j < N; j++)
-        for (int k = 0; k < K; k++) dst[(int64_t)k * N + j] = src[(int64_t)j * lds + k];
 }
