@@ -50,6 +50,9 @@ char *tt_xstrdup(const char *s);
 /* The number of bytes of s[0..n) before the first byte that is not well-formed UTF-8 (overlong
  * forms, UTF-16 surrogates and code points past U+10FFFF are not), n when all of it is. */
 size_t tt_utf8_valid_prefix(const char *s, size_t n);
+/* Calls put(f, s, n) for each well-formed UTF-8 run of s, writing '?' for each bad byte (the
+ * JSON and XML writers' escaping goes through it). */
+void tt_utf8_runs(FILE *f, const char *s, void (*put)(FILE *, const char *, size_t));
 
 /* Text from a config, a data file or the command line on its way to a terminal. The number of
  * bytes of the character at the start of s[0..n) when a terminal shows it as text: printable
@@ -90,6 +93,15 @@ double tt_median(double *v, int n);
 /* User-input errors (mechanism 2 of STYLE.md): format the message into err (when err is not NULL
  * and errlen > 0) and return -1, so a caller writes `return tt_errorf(err, errlen, ...)`. */
 int tt_errorf(char *err, size_t errlen, const char *fmt, ...) TT_PRINTF(3, 4);
+
+/* The whole of f (named path in messages), NUL-terminated and malloc'ed into *buf (*len
+ * bytes), reading at most max + 1 bytes, so that a device (/dev/zero, /dev/urandom) or a huge
+ * file ends at once: 0, or -1 with err: "PATH: more than MAX bytes; WHAT", "PATH:LINE: a NUL
+ * byte at offset N; WHAT" (what says what the file must be), "PATH: cannot read: ...". A UTF-8
+ * byte order mark (EF BB BF) at the start is dropped: *buf holds the text after it (a NUL's
+ * offset in a message counts the file's bytes, the mark's included). */
+int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, char **buf,
+                    size_t *len, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 
 #include "train/config/config_keys.h"
-#include "train/data/data.h" /* tt_next_word: a probe must hold a word */
+#include "train/data/tokenizer.h" /* tt_next_word: a probe must hold a word */
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -25,45 +25,6 @@ typedef struct line {
     int n_words, n_tags, cap;
 } line;
 
-int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, char **buf,
-                    size_t *len, char *err, size_t errlen)
-{
-    size_t cap = max + 2 < 1 << 16 ? max + 2 : 1 << 16, n = 0, got;
-    char *b = tt_xmalloc(cap);
-    int rc = 0;
-    errno = 0;
-    while (!rc) {
-        size_t want = cap - 1 - n < max + 1 - n ? cap - 1 - n : max + 1 - n;
-        if ((got = fread(b + n, 1, want, f)) == 0) break;
-        const char *nul = memchr(b + n, '\0', got);
-        n += got;
-        if (nul) {
-            int lineno = 1;
-            for (const char *p = b; p < nul; p++) lineno += *p == '\n';
-            rc = tt_errorf(err, errlen, "%s:%d: a NUL byte at offset %zu; %s", path, lineno,
-                           (size_t)(nul - b), what);
-        } else if (n > max) {
-            rc = tt_errorf(err, errlen, "%s: more than %zu bytes; %s", path, max, what);
-        } else if (n == cap - 1) {
-            cap = cap > (max + 2) / 2 ? max + 2 : 2 * cap;
-            b = tt_xrealloc(b, cap);
-        }
-    }
-    if (!rc && ferror(f))
-        rc = tt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
-    if (rc) {
-        free(b);
-        return -1;
-    }
-    /* a UTF-8 byte order mark (what some editors put first) is no part of the text: it would
-     * be in the first word of a data file and before a config's '{' */
-    if (n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0) memmove(b, b + 3, n -= 3);
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int read_all(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");

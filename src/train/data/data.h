@@ -1,4 +1,4 @@
-/* data.h: corpora, the word-level tokenizer and batches.
+/* data.h: corpora and batches (the word-level tokenizer: tokenizer.h).
  *
  * File formats (UTF-8, one example per line, words separated by ASCII spaces, blank lines
  * skipped, a trailing '\r' ignored):
@@ -17,37 +17,12 @@
 
 #include "tensor/rng.h"
 #include "train/config/config.h"
+#include "train/data/tokenizer.h"
 
 #include <stdio.h>
 
-enum { TT_TOK_PAD = 0, TT_TOK_UNK = 1, TT_TOK_MASK = 2, TT_TOK_SPECIALS = 3 };
 /* The random streams of data.c (the table of every stream: run.h). */
 enum { TT_STREAM_SHUFFLE = 2, TT_STREAM_SPLIT = 5 };
-
-/* Strings to ids with a hash table; ids index `words`. */
-typedef struct tt_vocab {
-    char **words;
-    int n, cap;
-    int *slots; /* open addressing, -1 empty; n_slots a power of two */
-    int n_slots;
-} tt_vocab;
-
-void tt_vocab_init(tt_vocab *v);
-/* The id of word (len bytes), or -1. */
-int tt_vocab_find(const tt_vocab *v, const char *word, size_t len);
-/* Adds the word if absent; returns its id. */
-int tt_vocab_add(tt_vocab *v, const char *word, size_t len);
-void tt_vocab_free(tt_vocab *v);
-
-/* The next word of [*p, end) (words are separated by spaces and tabs): true with *word and
- * *len set and *p moved past it, false at the end. The one word splitter of the project. */
-bool tt_next_word(const char **p, const char *end, const char **word, size_t *len);
-/* Splits text into word ids (unknown words give [UNK]); returns the number of words, writing at
- * most max ids. */
-int tt_tokenize(const tt_vocab *v, const char *text, int32_t *ids, int max);
-/* Words joined by single spaces into out (at most len bytes with the NUL); returns the length
- * the full text needs. */
-size_t tt_detokenize(const tt_vocab *v, const int32_t *ids, int n, char *out, size_t len);
 
 typedef struct tt_example {
     int32_t *words; /* n ids */
@@ -77,15 +52,6 @@ typedef struct tt_corpus {
 /* The most bytes a data file may hold: what a toy corpus never reaches, and a bound on the
  * memory a load takes. */
 #define TT_DATA_MAX_BYTES ((size_t)1 << 30)
-
-/* The whole of f (named path in messages), NUL-terminated and malloc'ed into *buf (*len
- * bytes), reading at most max + 1 bytes, so that a device (/dev/zero, /dev/urandom) or a huge
- * file ends at once: 0, or -1 with err: "PATH: more than MAX bytes; WHAT", "PATH:LINE: a NUL
- * byte at offset N; WHAT" (what says what the file must be), "PATH: cannot read: ...". A UTF-8
- * byte order mark (EF BB BF) at the start is dropped: *buf holds the text after it (a NUL's
- * offset in a message counts the file's bytes, the mark's included). */
-int tt_read_bounded(FILE *f, const char *path, size_t max, const char *what, char **buf,
-                    size_t *len, char *err, size_t errlen);
 
 int tt_corpus_load(tt_corpus *c, const tt_config *cfg, char *err, size_t errlen);
 void tt_corpus_free(tt_corpus *c);

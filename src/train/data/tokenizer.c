@@ -1,7 +1,7 @@
 /* tokenizer.c: the word-level tokenizer: a vocabulary with a hash table, UTF-8 validation, and
  * text to ids and back. Words are byte strings split at ASCII spaces and tabs, so any UTF-8
  * text (Korean included) is split only between characters, never inside one. */
-#include "train/data/data.h"
+#include "train/data/tokenizer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,6 @@
  * numbers every view of them shows: row entropy and the most focused head. */
 #include "train/report/maps.h"
 
-#include "train/report/render.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -27,7 +25,7 @@ static void json_run(FILE *f, const char *s, size_t n)
 static void json_puts(FILE *f, const char *s)
 {
     fputc('"', f);
-    tt_render_utf8_runs(f, s, json_run);
+    tt_utf8_runs(f, s, json_run);
     fputc('"', f);
 }
 

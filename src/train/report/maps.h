@@ -46,6 +46,11 @@ int tt_attn_epoch_read(tt_attn_epoch *e, const char *path, char *err, size_t err
 /* The JSON above, weights with %.6g, one head's map per line. Probes need T >= 1. */
 int tt_attn_epoch_write(const tt_attn_epoch *e, const char *path, char *err, size_t errlen);
 /* Frees everything the epoch owns and zeroes it; a zeroed epoch is fine. */
+/* The file's text, NUL-terminated and malloc'ed, or NULL with err filled. */
+char *tt_render_slurp(const char *path, char *err, size_t errlen);
+/* tt_attn_epoch_read on text already read from path (named in messages). */
+int tt_attn_epoch_parse(tt_attn_epoch *e, const char *text, const char *path, char *err,
+                        size_t errlen);
 void tt_attn_epoch_free(tt_attn_epoch *e);
 
 /* -sum p log p in nats (0 log 0 = 0): log T for a uniform row, 0 for a one-hot row. */

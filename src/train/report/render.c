@@ -1,5 +1,5 @@
 /* render.c: the terminal view of a map, and the helpers the markup writers share (XML
- * escaping, UTF-8 runs, the colour ramp). The maps themselves are maps.c's. */
+ * escaping, the colour ramp). The maps themselves are maps.c's. */
 #include "train/report/render.h"
 
 #include <cjson/cJSON.h>
@@ -25,19 +25,6 @@ void tt_render_color(double w, char hex[8])
         c[k] = (int)lround(tt_render_ramp[i][k] +
                            (tt_render_ramp[i + 1][k] - tt_render_ramp[i][k]) * f);
     snprintf(hex, 8, "#%02x%02x%02x", c[0], c[1], c[2]);
-}
-
-/* Calls put(f, s, n) for each well-formed UTF-8 run of s, writing '?' for each bad byte. */
-void tt_render_utf8_runs(FILE *f, const char *s, void (*put)(FILE *, const char *, size_t))
-{
-    size_t n = strlen(s);
-    while (n) {
-        size_t ok = tt_utf8_valid_prefix(s, n);
-        put(f, s, ok);
-        if (ok == n) break;
-        fputc('?', f);
-        s += ok + 1, n -= ok + 1;
-    }
 }
 
 static void xml_run(FILE *f, const char *s, size_t n)
@@ -68,7 +55,7 @@ static void xml_run(FILE *f, const char *s, size_t n)
 
 void tt_render_xml_puts(FILE *f, const char *s)
 {
-    tt_render_utf8_runs(f, s, xml_run);
+    tt_utf8_runs(f, s, xml_run);
 }
 
 double tt_render_text_px(const char *s, double font_px)

@@ -107,18 +107,11 @@ int tt_loss_plot_update(const char *run_dir, char *err, size_t errlen);
 
 /* Shared by render.c, render_svg.c, render_html.c and tests/test_render.c; not for other
  * callers. */
-/* Calls put(f, s, n) for each well-formed UTF-8 run of s, writing '?' for each bad byte. */
-void tt_render_utf8_runs(FILE *f, const char *s, void (*put)(FILE *, const char *, size_t));
 /* s with & < > " ' as entities; bytes that are not UTF-8 or XML characters become '?'. */
 void tt_render_xml_puts(FILE *f, const char *s);
 /* The estimated width in px of s at a font size: no font metrics in C, so 0.55 em per ASCII
  * character and 1.1 em per Hangul or CJK one. */
 double tt_render_text_px(const char *s, double font_px);
-/* The file's text, NUL-terminated and malloc'ed, or NULL with err filled. */
-char *tt_render_slurp(const char *path, char *err, size_t errlen);
-/* tt_attn_epoch_read on text already read from path (named in messages). */
-int tt_attn_epoch_parse(tt_attn_epoch *e, const char *text, const char *path, char *err,
-                        size_t errlen);
 /* The colour ramp (ColorBrewer Blues, white to dark blue): TT_RAMP_N RGB stops, interpolated
  * linearly; tt_render_color writes "#rrggbb" for a weight in [0, 1] (clamped). */
 #define TT_RAMP_N 9
