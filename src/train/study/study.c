@@ -1,7 +1,7 @@
 /* study.c: the scaling study (study.kind "scaling"): measurements 1-3 and 5a (measure.c), then
  * for each of study.seeds seeds two trainings of a wide-head model on the config's data with
  * attn_scale "sqrt_dk" and "none" (4, training.c), and the first scaled model's maps at three
- * temperatures (5b); the report and plots are written by report/study_report.c. The study's
+ * temperatures (5b); the report and plots are written by study_report.c. The study's
  * folder holds only what it wrote: cli.c writes its config.json and no metrics.jsonl, and
  * checkpoints/ and attention/ are made with their first file (loop.c). */
 #include "train/study/study.h"

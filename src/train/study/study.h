@@ -5,7 +5,7 @@
  * and unscaled variants of a part see the same draws. Each call allocates one CPU arena pair
  * sized for its largest d_k, resets it between d_k values and frees it before returning.
  * study.c runs the whole study, training.c its trainings (a client of the run API: it trains
- * models through it); report/study_report.c turns the results into report.md and plots. */
+ * models through it); study_report.c turns the results into report.md and plots. */
 #ifndef TT_STUDY_H
 #define TT_STUDY_H
 
@@ -160,7 +160,7 @@ int tt_study_write_csv_grad_norms(const char *path, const tt_study_trace *t, int
 /* study.c: configs/scaling.json's study instead of training, into r->cfg.output.dir; the
  * run r gives the config and data, and is not trained itself. 0, or -1 with err. */
 int tt_study_main(tt_run *r, char *err, size_t errlen);
-/* report/study_report.c: RUN/report.md, after the SVG plots of every part (study_plots.c). */
+/* study_report.c: RUN/report.md, after the SVG plots of every part (study_plots.c). */
 int tt_study_write_report(const tt_config *c, const tt_study_results *s, char *err,
                           size_t errlen);
 int tt_study_write_plots(const tt_config *c, const tt_study_results *s, char *err,

@@ -4,7 +4,7 @@
  * with their rounding; nothing is read from the seeds at run time. worked.c recomputes each on
  * the CPU backend through the autograd graph (tt_matmul, tt_scale, tt_softmax, tt_sdpa, the
  * sinusoidal table, the attention layer, ...) and judges the seed's figures against the result;
- * report/worked_report.c writes the table ("The seed texts' worked examples, recomputed"). */
+ * worked_report.c writes the table ("The seed texts' worked examples, recomputed"). */
 #ifndef TT_WORKED_H
 #define TT_WORKED_H
 
@@ -107,7 +107,7 @@ void tt_worked_judge(const tt_worked_example *e, tt_worked_result *r);
 /* Every example in table order: res holds tt_worked_count results. */
 void tt_worked_compute_all(tt_worked_result *res);
 
-/* report/worked_report.c. The section "The seed texts' worked examples, recomputed" from
+/* worked_report.c. The section "The seed texts' worked examples, recomputed" from
  * results already computed (res: tt_worked_count entries): the seed figures found wrong, a
  * markdown table with a row per example, then what is not recomputed; headed with `heading`
  * ("##" inside report.md, "#" alone). false when a write failed. */
