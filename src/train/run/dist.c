@@ -18,15 +18,7 @@
 #define TT_NCCL_ON 1 /* a CUDA build that found NCCL (Makefile) */
 #endif
 #ifdef TT_WITH_CUDA
-#include "tensor/cuda/cuda.h"
-#include <cuda_runtime_api.h>
-#endif
-#ifdef TT_NCCL_ON
-/* nccl.h declares a few functions with () for (void) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <nccl.h>
-#pragma GCC diagnostic pop
+#include "tensor/comm.h" /* the GPU's side: the device choice, NCCL (tensor/comm.c) */
 #endif
 
 int tt_dist_check_device(tt_device d, char *err, size_t errlen)
@@ -56,18 +48,15 @@ static int g_rank = 0, g_size = 1;
 /* NCCL, for gradients in GPU memory: one communicator over all ranks (or over this process
  * alone: TT_NCCL=1 in a CUDA build without MPI, the check that the NCCL path gives the plain
  * run's bits), made at the first gradient sum, when every rank reaches its first step. */
-static ncclComm_t g_nccl;
 static bool g_nccl_on;
 
-#define TT_NCCL_CHECK(call)                                                                    \
-    do {                                                                                       \
-        ncclResult_t tt_nccl_rc_ = (call);                                                     \
-        if (tt_nccl_rc_ != ncclSuccess) {                                                      \
-            fprintf(stderr, "train: rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,          \
-                    ncclGetErrorString(tt_nccl_rc_), __FILE__, __LINE__);                      \
-            tt_dist_abort(1);                                                                  \
-        }                                                                                      \
-    } while (0)
+/* A failed NCCL call ends every rank (its message first). */
+static void nccl_check(int rc, const char *err)
+{
+    if (!rc) return;
+    fprintf(stderr, "train: rank %d: %s\n", g_rank, err);
+    tt_dist_abort(1);
+}
 
 static bool nccl_forced(void)
 {
@@ -77,12 +66,13 @@ static bool nccl_forced(void)
 
 static void nccl_start(void)
 {
-    ncclUniqueId id;
-    if (g_rank == 0) TT_NCCL_CHECK(ncclGetUniqueId(&id));
+    unsigned char id[TT_COMM_ID_BYTES];
+    char err[256];
+    if (g_rank == 0) nccl_check(tt_comm_id(id, err, sizeof err), err);
 #ifdef TT_WITH_MPI
-    if (g_size > 1) MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (g_size > 1) MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
 #endif
-    TT_NCCL_CHECK(ncclCommInitRank(&g_nccl, g_size, id, g_rank));
+    nccl_check(tt_comm_start(id, g_size, g_rank, err, sizeof err), err);
     g_nccl_on = true;
 }
 
@@ -91,15 +81,14 @@ static bool nccl_sum(tt_params *ps)
 {
     if (!tt_dist_nccl(ps->device == TT_CUDA)) return false;
     if (!g_nccl_on) nccl_start();
-    TT_NCCL_CHECK(ncclAllReduce(ps->grad, ps->grad, (size_t)ps->numel,
-                                sizeof(real) == 8 ? ncclFloat64 : ncclFloat32, ncclSum, g_nccl,
-                                (cudaStream_t)tt_cuda_stream()));
+    char err[256];
+    nccl_check(tt_comm_sum(ps->grad, ps->numel, err, sizeof err), err);
     return true;
 }
 
 static void nccl_stop(void)
 {
-    if (g_nccl_on) ncclCommDestroy(g_nccl);
+    if (g_nccl_on) tt_comm_stop();
     g_nccl_on = false;
 }
 #else
@@ -128,11 +117,11 @@ void tt_dist_init(int *argc, char ***argv)
 #ifdef TT_WITH_CUDA
     /* one GPU per rank: the rank's place among its machine's ranks, modulo the GPUs there */
     MPI_Comm local;
-    int local_rank = 0, n = 0;
+    int local_rank = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &local_rank);
     MPI_Comm_free(&local);
-    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) cudaSetDevice(local_rank % n);
+    tt_comm_pick_gpu(local_rank);
 #endif
     if (g_rank > 0 && !freopen("/dev/null", "w", stdout))
         fprintf(stderr, "train: rank %d: cannot silence stdout\n", g_rank);
