@@ -13,6 +13,8 @@
 #   make docs-check    fails when a figure or picture differs from this build's (make test's
 #                      last step)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
+#   make check-layers  src/'s include rules: floors tensor < autograd < nn < train, no CUDA
+#                      header above src/tensor, no circle of modules (part of make test)
 #   make CUDA=1 ptxas  every kernel's registers and spills from ptxas (nvcc, no GPU needed)
 #   make CUDA=1 ...    the same targets with the CUDA backend (nvcc, cuBLAS), under build/cuda
 #   make CUDA_EMU=1 test-emu  the CUDA backend's code on an emulated GPU (no GPU needed): its
@@ -422,6 +424,7 @@ VIEW_CHECK := $(BUILD)/view_check
 test: deps-ok
 	@+$(SUBMAKE) runners $(TRAIN) $(INFER)
 	@+$(SUBMAKE) header-check
+	@+$(SUBMAKE) check-layers
 	scripts/run_jobs.sh $(BUILD)/test-logs $(CHECK32) $(CHECK64)
 	@rm -rf $(VIEW_CHECK)
 	./$(TRAIN) configs/tiny.json --set train.epochs=1 --set output.dir=$(VIEW_CHECK) >/dev/null
@@ -441,6 +444,14 @@ docs: deps-ok
 docs-check: deps-ok
 	@+$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)
 	TT_INFER=./$(INFER) scripts/docs.sh check $(TRAIN) $(DOCS_FIGURES)
+
+# check-layers: src/'s include rules (scripts/check_layers.sh: floors tensor < autograd < nn <
+# train, no CUDA header above src/tensor, no circle of modules), after its own self-test on a
+# made-up tree with one violation of each kind
+.PHONY: check-layers
+check-layers:
+	@scripts/check_layers.sh --self-test
+	@scripts/check_layers.sh
 
 # header-check: the headers a CUDA file includes compile as C++ with C linkage, and philox.h
 # in a __global__ kernel when nvcc is there (tests/cxx/check.sh; either part is skipped with a
