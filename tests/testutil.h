@@ -1,10 +1,12 @@
-/* testutil.h: what every suite shares: the suite list, array comparison with a useful report,
+/* testutil.h: what every suite shares: the suites' declarations (suites.h), array comparison with a useful report,
  * and random test data. Tests build for float32 and float64; TOL is the precision's tolerance
  * for comparisons against a reference loop. */
 #ifndef TT_TESTUTIL_H
 #define TT_TESTUTIL_H
 
 #include <check.h>
+
+#include "suites.h"
 
 #include "autograd/graph.h"
 #include "autograd/ops.h"
@@ -17,41 +19,12 @@
 #define TOL 2e-5
 #endif
 
-Suite *tensor_suite(void);
-Suite *gemm_suite(void);
-Suite *kernels_suite(void);
-Suite *kernel_math_suite(void); /* tensor/kernel_math.h, the math CPU and CUDA share */
-Suite *gelu_suite(void);        /* tensor/erf_f32.h, the GELU kernels, fused with dropout */
-Suite *dropout_loss_suite(void);
-Suite *autograd_suite(void);
-Suite *safetensors_suite(void);
-Suite *safetensors_read_suite(void);
-Suite *attention_suite(void); /* fused scaled dot-product attention */
-Suite *attention_ref_suite(void); /* the fused attention against naive loops in double */
-Suite *nn_suite(void);        /* layers and the model */
-Suite *parity_suite(void);    /* the model against PyTorch's fixtures */
-Suite *config_suite(void);    /* config loading and validation */
-Suite *config_errors_suite(void);
-Suite *optim_suite(void);     /* optimizers, schedules, clipping */
-Suite *data_suite(void);      /* tokenizer, corpora, batches */
-Suite *train_suite(void);     /* the program end to end */
-Suite *infer_suite(void);     /* ./infer: using a checkpoint */
-Suite *ckpt_suite(void);      /* checkpoints as user input: values, sizes, the config */
-Suite *runs_suite(void);      /* run folders, resume and schedules, valid_share, progress */
-Suite *render_suite(void);    /* attention maps: files, SVG, HTML, terminal */
-Suite *plot_suite(void);      /* line plots and a run's loss.svg */
-Suite *study_suite(void);     /* the 1/sqrt(d_k) scaling study measurements */
-Suite *worked_suite(void);    /* the seed texts' worked examples, recomputed */
-Suite *threads_suite(void);   /* the CPU thread pool: same bits for any thread count */
-Suite *heap_suite(void);      /* the gradient heap and its use by the graph */
-Suite *guard_suite(void);     /* the device boundary: the guard device, and ./train on it */
-Suite *memory_plan_suite(void); /* the step-memory plan against real steps */
-Suite *budget_suite(void);    /* the memory check before a run: needs, limits, refusals */
-Suite *faults_suite(void);    /* signals, kills, full disks: what a run survives */
-Suite *dist_suite(void);      /* data parallel: batch shares; ./train under mpirun (MPI=1) */
-Suite *gradcheck_suite(void); /* float64 build only */
-Suite *bench_suite(void);     /* float32 build only: bench_step as a user runs it */
-Suite *cuda_suite(void);      /* make CUDA=1 only: every CUDA kernel against the CPU's */
+/* every suite's NAME_suite(), from the lists of suites.h */
+#define TT_SUITE_DECLARE(name, what) Suite *name##_suite(void);
+TT_SUITES(TT_SUITE_DECLARE)
+TT_SUITES_F64(TT_SUITE_DECLARE)
+TT_SUITES_F32(TT_SUITE_DECLARE)
+TT_SUITES_CUDA(TT_SUITE_DECLARE)
 
 /* Fails the current test with the label, the first bad index, both values and the largest
  * difference, unless |got - want| <= atol + rtol * |want| everywhere. */
