@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# docs.sh fill|check TRAIN DOCS_FIGURES: the README's figures and pictures from fresh runs.
-#   fill   (make docs): trains every run the README's marked figures name (configs/<run>.json,
-#          into build/docs/<run>), writes the figures into README.md (scripts/docs_figures.c),
+# docs.sh fill|check TRAIN DOCS_FIGURES: the figures and pictures of README.md and docs/*.md
+# from fresh runs.
+#   fill   (make docs): trains every run the pages' marked figures name (configs/<run>.json,
+#          into build/docs/<run>), writes the figures into the pages (scripts/docs_figures.c),
 #          copies the pictures into docs/img/ and takes the viewer's screenshot
-#   check  (make docs-check, part of make test): the same runs, then fails when a figure of
-#          README.md or a picture of docs/img/ differs from what this build gives
+#   check  (make docs-check, part of make test): the same runs, then fails when a figure of a
+#          page or a picture of docs/img/ differs from what this build gives
 # Runs are pinned to 2 threads and OpenBLAS's Haswell (AVX2) kernels, so their bits are those of
 # any x86-64 machine with AVX2 and FMA, whatever its core count or its AVX-512.
 set -euo pipefail
@@ -17,10 +18,16 @@ mode=$1 train=$2 figures=$3
 out=build/docs
 export OPENBLAS_CORETYPE=Haswell
 
-# The pictures: every docs/img/RUN_REST.svg the README shows comes from build/docs/RUN/REST.svg
-# or build/docs/RUN/attention/REST.svg (tiny_epoch_008.svg: tiny/attention/epoch_008.svg).
-pictures=$(grep -o 'docs/img/[A-Za-z0-9_.-]*\.svg' README.md | sed 's|docs/img/||' | sort -u)
-needed=$("$figures" runs README.md "$out")
+# The pages: README.md and every docs/*.md that marks a figure. The pictures: every
+# docs/img/RUN_REST.svg a page shows (docs/img/... from README.md, img/... from docs/) comes from
+# build/docs/RUN/REST.svg or build/docs/RUN/attention/REST.svg (tiny_epoch_008.svg:
+# tiny/attention/epoch_008.svg).
+pages="README.md $( { grep -l '<!--fig ' docs/*.md 2>/dev/null || true; } | tr '\n' ' ')"
+pictures=$( { grep -o 'docs/img/[A-Za-z0-9_.-]*\.svg' README.md || true
+              { grep -ho '(img/[A-Za-z0-9_.-]*\.svg' docs/*.md 2>/dev/null || true; } |
+                  sed 's|^(|docs/|'
+            } | sed 's|docs/img/||' | sort -u)
+needed=$(for page in $pages; do "$figures" runs "$page" "$out"; done)
 runs=$( { printf '%s\n' $needed; for p in $pictures; do echo "${p%%_*}"; done; } | sort -u)
 mkdir -p "$out"
 for run in $runs; do
@@ -31,13 +38,13 @@ for run in $runs; do
 done
 
 status=0
-"$figures" "$mode" README.md "$out" || status=1
+for page in $pages; do "$figures" "$mode" "$page" "$out" || status=1; done
 for name in $pictures; do
     run=${name%%_*} rest=${name#*_}
     src=$out/$run/$rest
     [ -f "$src" ] || src=$out/$run/attention/$rest
     if [ ! -f "$src" ]; then
-        echo "docs: README shows docs/img/$name, and no run here writes $run/$rest" >&2
+        echo "docs: a page shows docs/img/$name, and no run here writes $run/$rest" >&2
         status=1
     elif [ "$mode" = fill ]; then
         cp "$src" "docs/img/$name"
@@ -48,8 +55,8 @@ for name in $pictures; do
 done
 if [ "$mode" = fill ]; then
     scripts/check_html.sh "$out/tiny/attention/index.html" docs/img/viewer.png
-    echo "docs: README.md figures and docs/img/ rewritten from $out; look at the pictures"
+    echo "docs: the figures of $pages and docs/img/ rewritten from $out; look at the pictures"
 elif [ $status -ne 0 ]; then
-    echo "docs-check: the README or docs/img/ is stale: run make docs, look, commit" >&2
+    echo "docs-check: a page ($pages) or docs/img/ is stale: run make docs, look, commit" >&2
 fi
 exit $status

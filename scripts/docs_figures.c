@@ -269,8 +269,8 @@ int main(int argc, char **argv)
         else figure(args, na, got, sizeof got);
         count++;
         if (!strcmp(mode, "check") && (strlen(got) != old_len || strncmp(got, old, old_len))) {
-            printf("STALE: README says \"%.*s\", the build gives \"%s\" (%.*s)\n", (int)old_len,
-                   old, got, (int)sl, at + strlen(OPEN));
+            printf("STALE: %s says \"%.*s\", the build gives \"%s\" (%.*s)\n", readme,
+                   (int)old_len, old, got, (int)sl, at + strlen(OPEN));
             stale++;
         }
         n += (size_t)snprintf(outbuf + n, cap - n, "%.*s%s", (int)(old - p), p, got);
