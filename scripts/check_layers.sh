@@ -36,7 +36,10 @@ if [ "${1:-}" = --self-test ]; then
     mk cycle src/train/q.c '#include "train/p.h"'
     mk cycle src/train/q.h ''
     fail=0
-    "$0" "$tmp/ok" >/dev/null 2>&1 || { echo "check_layers self-test: a clean tree failed" >&2; fail=1; }
+    if ! "$0" "$tmp/ok" >/dev/null 2>&1; then
+        echo "check_layers self-test: a clean tree failed" >&2
+        fail=1
+    fi
     for t in up cuda cycle; do
         if "$0" "$tmp/$t" >/dev/null 2>&1; then
             echo "check_layers self-test: the $t violation was not found" >&2
@@ -65,7 +68,11 @@ while IFS= read -r f; do
         END { printf "%s\t0\t\n", f }  # every file, even one without includes
     ' "$f"
 done | awk -F '\t' '
-    function floor_of(p,   a) { split(p, a, "/"); return p ~ /^src\// ? (a[2] in FL ? FL[a[2]] : -1) : (a[1] in FL ? FL[a[1]] : -1) }
+    # the floor of a file (src/tensor/...) or of an include ("tensor/..."); -1: none
+    function floor_of(p,   a, top) {
+        split(p, a, "/"); top = p ~ /^src\// ? a[2] : a[1]
+        return top in FL ? FL[top] : -1
+    }
     function base(p) { sub(/\.(c|h|cu|cuh)$/, "", p); return p }
     # the modules module m needs, through header-only headers: into NEED[m, n]
     function reach(m, file,   k, t, tb) {
@@ -88,12 +95,18 @@ done | awk -F '\t' '
                 path = n
                 for (i = SP; i >= 1 && STACK[i] != n; i--) path = STACK[i] " -> " path
                 path = n " -> " path
-                if (!(path in CYCLES)) { CYCLES[path] = 1; printf "%s: a circle of modules: %s\n", n, path; BAD++ }
+                if (!(path in CYCLES)) {
+                    CYCLES[path] = 1; BAD++
+                    printf "%s: a circle of modules: %s\n", n, path
+                }
             } else if (COLOR[n] == 0) dfs(n)
         }
         SP--; COLOR[m] = 2
     }
-    BEGIN { FL["tensor"] = 0; FL["autograd"] = 1; FL["nn"] = 2; FL["train"] = 3 }
+    BEGIN {
+        FL["tensor"] = 0; FL["autograd"] = 1; FL["nn"] = 2; FL["train"] = 3
+        CUDA_MSG = "CUDA headers stay under src/tensor (tensor/backend.h, tensor/comm.h)"
+    }
     {
         file = $1; line = $2; inc = $3
         EXISTS[file] = 1; FILES[file] = 1
@@ -107,15 +120,16 @@ done | awk -F '\t' '
             INC[file, ++NINC[file]] = "src/" p
             tf = floor_of(p)
             if (tf > fl && fl >= 0) {
-                printf "%s:%d: includes \"%s\", of a higher floor (tensor < autograd < nn < train)\n", file, line, p
+                printf "%s:%d: includes \"%s\", of a higher floor (tensor < autograd < nn < train)\n",
+                       file, line, p
                 BAD++
             }
             if (file !~ /^src\/tensor\// && p ~ /^tensor\/cuda\//) {
-                printf "%s:%d: includes \"%s\": CUDA headers stay under src/tensor (tensor/backend.h, tensor/comm.h)\n", file, line, p
+                printf "%s:%d: includes \"%s\": %s\n", file, line, p, CUDA_MSG
                 BAD++
             }
         } else if (file !~ /^src\/tensor\// && p ~ /^(cuda|cublas|curand|nccl)/) {
-            printf "%s:%d: includes <%s>: CUDA headers stay under src/tensor (tensor/backend.h, tensor/comm.h)\n", file, line, p
+            printf "%s:%d: includes <%s>: %s\n", file, line, p, CUDA_MSG
             BAD++
         }
     }
@@ -125,6 +139,7 @@ done | awk -F '\t' '
         for (m in MODS) if (COLOR[m] == 0) dfs(m)
         n = 0; for (f in FILES) n++
         if (BAD) { printf "check-layers: %d violation(s) in %d files\n", BAD, n; exit 1 }
-        printf "check-layers: %d files, %d includes: floors kept, no CUDA header above src/tensor, no circle\n", n, NINCS
+        printf "check-layers: %d files, %d includes: floors kept, no CUDA header above " \
+               "src/tensor, no circle\n", n, NINCS
     }
 '

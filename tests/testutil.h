@@ -1,6 +1,6 @@
-/* testutil.h: what every suite shares: the suites' declarations (suites.h), array comparison with a useful report,
- * and random test data. Tests build for float32 and float64; TOL is the precision's tolerance
- * for comparisons against a reference loop. */
+/* testutil.h: what every suite shares: the suites' declarations (suites.h), array comparison
+ * with a useful report, and random test data. Tests build for float32 and float64; TOL is the
+ * precision's tolerance for comparisons against a reference loop. */
 #ifndef TT_TESTUTIL_H
 #define TT_TESTUTIL_H
 

@@ -51,12 +51,23 @@ static void record_dropout(tt_graph *g, const char *op, tt_backward_fn backward,
 }
 
 /* saved[0].data: the keep mask */
+/* v's gradient += dy * keep / (1 - p) (mask, p), or += dy without a mask; written instead
+ * when it is fresh (no zeroing pass first): a dropout's backward, and a residual's */
+static void add_dropped_grad(tt_graph *g, tt_var *v, const uint8_t *mask, const real *dy, real p)
+{
+    bool fresh;
+    real *d = tt_var_grad_maybe_fresh(g, v, &fresh);
+    if (mask)
+        g->be->dropout_backward(d, mask, dy, p, v->val.n, !fresh);
+    else if (fresh)
+        g->be->copy(d, dy, tt_tensor_bytes(&v->grad));
+    else
+        g->be->axpy(d, R(1), dy, v->val.n);
+}
+
 static void dropout_backward(tt_graph *g, tt_node *n)
 {
-    tt_var *x = n->in[0];
-    bool fresh;
-    real *dx = tt_var_grad_maybe_fresh(g, x, &fresh); /* fresh: written, not added */
-    g->be->dropout_backward(dx, n->saved[0].data, n->out->grad.data, n->f[0], x->val.n, !fresh);
+    add_dropped_grad(g, n->in[0], n->saved[0].data, n->out->grad.data, n->f[0]);
 }
 
 tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
@@ -124,32 +135,13 @@ tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p)
     return out;
 }
 
-/* d += dy, or d = dy when d is fresh (a copy, not a zeroing and an add) */
-static void add_grad(tt_graph *g, tt_var *v, const real *dy)
-{
-    bool fresh;
-    real *d = tt_var_grad_maybe_fresh(g, v, &fresh);
-    if (fresh)
-        g->be->copy(d, dy, tt_tensor_bytes(&v->grad));
-    else
-        g->be->axpy(d, R(1), dy, v->val.n);
-}
-
 /* saved[0].data: the keep mask (NULL when p is 0) */
 static void dropout_add_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0], *res = n->in[1];
     const real *dy = n->out->grad.data;
-    if (x->requires_grad) {
-        if (n->saved[0].data) {
-            bool fresh;
-            real *dx = tt_var_grad_maybe_fresh(g, x, &fresh);
-            g->be->dropout_backward(dx, n->saved[0].data, dy, n->f[0], x->val.n, !fresh);
-        } else {
-            add_grad(g, x, dy);
-        }
-    }
-    if (res->requires_grad) add_grad(g, res, dy);
+    if (x->requires_grad) add_dropped_grad(g, x, n->saved[0].data, dy, n->f[0]);
+    if (res->requires_grad) add_dropped_grad(g, res, NULL, dy, R(0));
 }
 
 tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p)

@@ -101,7 +101,9 @@ tt_var *tt_matmul(tt_graph *g, tt_var *a, tt_var *b, bool ta, bool tb)
 /* Linear: y = x W^T + b with x (N,in), W (out,in):
  *   dx += dy W,  dW += dy^T x,  db += column sums of dy
  * dx is usually fresh (x, a LayerNorm's or an activation's output, has no other consumer):
- * then the gemm writes it (beta 0) instead of adding to a zeroed buffer, a pass less. */
+ * then the gemm writes it (beta 0) instead of adding to a buffer zeroed first. OpenBLAS's
+ * large gemms zero C themselves for beta 0 (the pass moves inside them); its small-matrix
+ * kernels and cuBLAS write C without reading it. */
 static void linear_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0], *w = n->in[1], *bias = n->in[2];

@@ -65,24 +65,26 @@ void tt_cpu_isa_read(tt_cpu_isa *isa)
 #endif
 }
 
+/* The kernels' checks, read once from tt_cpu_isa_read (racy but idempotent: every thread
+ * stores the same answer). */
 bool tt_cpu_have_avx2_fma(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static int yes = -1; /* racy but idempotent: every thread stores the same answer */
-    if (yes < 0) yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    static int yes = -1;
+    if (yes < 0) {
+        tt_cpu_isa isa;
+        tt_cpu_isa_read(&isa);
+        yes = isa.avx2 && isa.fma;
+    }
     return yes;
-#else
-    return false;
-#endif
 }
 
 bool tt_cpu_have_avx512f(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static int yes = -1; /* as above; GCC's check includes the OS's (XCR0) */
-    if (yes < 0) yes = __builtin_cpu_supports("avx512f");
+    static int yes = -1;
+    if (yes < 0) {
+        tt_cpu_isa isa;
+        tt_cpu_isa_read(&isa);
+        yes = isa.avx512f;
+    }
     return yes;
-#else
-    return false;
-#endif
 }
