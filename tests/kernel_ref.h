@@ -1,7 +1,7 @@
 /* kernel_ref.h: what the kernel reference suites (test_gemm.c, test_kernels.c,
  * test_dropout_loss.c) share. References accumulate in double (libm exp, log, erf, sqrt) and
  * round once to real, so they share nothing with the kernels but the contract in
- * tensor/backend.h; tolerances grow with the length of the sums. Backward kernels add into their
+ * tensor/kernels.h; tolerances grow with the length of the sums. Backward kernels add into their
  * gradients, so every backward test prefills the gradient with random values and expects
  * prefill + gradient. Buffers are allocated to the exact extent a kernel may touch, so the
  * sanitizer build catches reads and writes past it. */

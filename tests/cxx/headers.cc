@@ -2,8 +2,9 @@
  * as C++ by `make header-check` (tests/cxx/check.sh), float32 and float64. Each guarded header
  * must parse as C++ and declare its functions with C linkage: the object this file compiles to
  * calls one function of each, and check.sh fails on any mangled (C++) name among its references.
- * tensor/backend.h too (the kernel table a CUDA backend fills), and tensor/kernel_math.h (the
- * element math the CUDA kernels share with the CPU's). */
+ * tensor/backend.h too (the kernel table a CUDA backend fills, its kernels listed in
+ * tensor/kernels.h), and tensor/kernel_math.h (the element math the CUDA kernels share with the
+ * CPU's). */
 #include "tensor/philox.h"
 #include "tensor/real.h"
 #include "tensor/common.h"
@@ -13,6 +14,7 @@
 #include "tensor/heap.h"
 #include "tensor/cpu/pool.h"
 #include "tensor/cpu/cpu.h"
+#include "tensor/kernels.h"
 #include "tensor/backend.h"
 #include "tensor/call_log.h"
 #include "tensor/cuda/attention_ref.h"
@@ -32,6 +34,8 @@ void tt_header_check(tt_arena *a, tt_heap *h, uint8_t *keep)
     tt_heap_free(h, tt_heap_alloc(h, 64));
     tt_xmalloc((size_t)tt_pool_threads());
     tt_backend_get(TT_GUARD)->zero(keep, 1);
+    /* a kernel declared from tensor/kernels.h's list */
+    tt_cpu_axpy(x, R(1), x, 1);
     /* the header-only core from C++, as the host code of a .cu file calls it */
     uint32_t w = tt_philox_word(1, 2, 3);
     keep[0] = (uint8_t)tt_philox_keep(w, tt_philox_keep_threshold((double)x[0]));

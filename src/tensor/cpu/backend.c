@@ -1,4 +1,5 @@
-/* cpu/backend.c: host memory and the CPU kernel table. */
+/* cpu/backend.c: host memory and the CPU kernel table (its kernels tt_cpu_NAME, one for each
+ * entry of tensor/kernels.h). */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 
@@ -89,6 +90,11 @@ static void cpu_step_setup(size_t staging_bytes, bool replay) { (void)staging_by
 static void cpu_step_begin(const tt_rng *r) { (void)r; }
 static void cpu_step_end(void) {}
 
+/* .NAME = tt_cpu_NAME for each kernel of tensor/kernels.h; clang-format is off over the table,
+ * which it would fold onto one line around the list */
+#define CPU_KERNEL(name, params, args) .name = tt_cpu_##name,
+
+/* clang-format off */
 const tt_backend tt_cpu_backend = {
     .name = "cpu",
     .available = cpu_available,
@@ -103,45 +109,11 @@ const tt_backend tt_cpu_backend = {
     .set_threads = tt_cpu_set_threads,
     .get_threads = tt_cpu_get_threads,
     .set_matmul_precision = cpu_set_matmul_precision,
-    .gemm = tt_cpu_gemm,
-    .linear_forward = tt_cpu_linear_forward,
-    .linear_backward = tt_cpu_linear_backward,
-    .axpy = tt_cpu_axpy,
-    .add_forward = tt_cpu_add_forward,
-    .scale_forward = tt_cpu_scale_forward,
-    .bias_forward = tt_cpu_bias_forward,
-    .bias_backward = tt_cpu_bias_backward,
-    .mul_forward = tt_cpu_mul_forward,
-    .mul_backward = tt_cpu_mul_backward,
-    .relu_forward = tt_cpu_relu_forward,
-    .relu_backward = tt_cpu_relu_backward,
-    .gelu_forward = tt_cpu_gelu_forward,
-    .gelu_backward = tt_cpu_gelu_backward,
-    .softmax_forward = tt_cpu_softmax_forward,
-    .softmax_backward = tt_cpu_softmax_backward,
-    .layernorm_forward = tt_cpu_layernorm_forward,
-    .layernorm_backward = tt_cpu_layernorm_backward,
-    .embedding_forward = tt_cpu_embedding_forward,
-    .embedding_backward = tt_cpu_embedding_backward,
-    .dropout_forward = tt_cpu_dropout_forward,
-    .dropout_backward = tt_cpu_dropout_backward,
-    .relu_dropout_forward = tt_cpu_relu_dropout_forward,
-    .relu_dropout_backward = tt_cpu_relu_dropout_backward,
-    .dropout_add_forward = tt_cpu_dropout_add_forward,
-    .gelu_dropout_forward = tt_cpu_gelu_dropout_forward,
-    .gelu_dropout_backward = tt_cpu_gelu_dropout_backward,
-    .crossentropy_forward = tt_cpu_crossentropy_forward,
-    .crossentropy_backward = tt_cpu_crossentropy_backward,
-    .attention_forward = tt_cpu_attention_forward,
-    .attention_backward = tt_cpu_attention_backward,
+    TT_KERNELS(CPU_KERNEL)
     .attention_scratch = tt_cpu_attention_scratch,
-    .sum_forward = tt_cpu_sum_forward,
-    .sum_backward = tt_cpu_sum_backward,
-    .adamw_step = tt_cpu_adamw_step,
-    .sgd_step = tt_cpu_sgd_step,
     .sum_squares = tt_cpu_sum_squares,
-    .clip_grads = tt_cpu_clip_grads,
     .step_setup = cpu_step_setup,
     .step_begin = cpu_step_begin,
     .step_end = cpu_step_end,
 };
+/* clang-format on */

@@ -1,5 +1,6 @@
-/* cpu.h: the CPU kernels (OpenBLAS for gemm, plain C loops for the rest). Each kernel's
- * contract is the matching field of tt_backend in tensor/backend.h. */
+/* cpu.h: the CPU kernels (OpenBLAS for gemm, plain C loops for the rest): tt_cpu_NAME for each
+ * kernel NAME of tensor/kernels.h, declared from that list (its contract is the list's), and the
+ * helpers they share. */
 #ifndef TT_CPU_H
 #define TT_CPU_H
 
@@ -45,13 +46,6 @@ typedef struct tt_cpu_isa {
 void tt_cpu_isa_read(tt_cpu_isa *isa);
 const char *tt_blas_core_better(const tt_cpu_isa *isa, const char *picked);
 
-void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
-                 int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
-                 int64_t sC, int batch);
-void tt_cpu_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
-                           int IN, int OUT);
-void tt_cpu_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
-                            int64_t N, int C);
 /* One attention head's gemm, C = alpha op(A) op(B), + C when add (head_gemm.c: its own AVX2
  * loops for small heads, else tt_cpu_gemm with beta 1, or 0 without add). */
 void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
@@ -78,81 +72,25 @@ static inline int tt_tri_cols(int i, int T)
     int c = (i / 8 + 1) * 8;
     return c < T ? c : T;
 }
-void tt_cpu_set_threads(int n);
-int tt_cpu_get_threads(void);
-
-void tt_cpu_axpy(real *y, real alpha, const real *x, int64_t n);
-void tt_cpu_add_forward(real *out, const real *a, const real *b, int64_t n);
-void tt_cpu_scale_forward(real *out, const real *inp, real s, int64_t n);
-void tt_cpu_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C);
-void tt_cpu_bias_backward(real *dbias, const real *dout, int64_t N, int C);
-void tt_cpu_mul_forward(real *out, const real *a, const real *b, int64_t n);
-void tt_cpu_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
-                         int64_t n);
-
-void tt_cpu_relu_forward(real *out, const real *inp, int64_t n);
-void tt_cpu_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
-void tt_cpu_gelu_forward(real *out, const real *inp, int64_t n);
-void tt_cpu_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
 /* GELU's vectorised loops on the calling thread: y (n) = gelu(x (n)), y not overlapping x;
  * dx (n) += dy (n) * gelu'(x (n)), or = with !acc (dx then need not be initialised) */
 void tt_cpu_gelu_rows(real *y, const real *x, int64_t n);
 void tt_cpu_gelu_grad_rows(real *dx, const real *x, const real *dy, int64_t n, bool acc);
-
-void tt_cpu_softmax_forward(real *out, const real *inp, int64_t N, int C);
-void tt_cpu_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C);
-
-void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
-                              const real *weight, const real *bias, int64_t N, int C, real eps);
-void tt_cpu_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
-                               const real *inp, const real *weight, const real *mean,
-                               const real *rstd, int64_t N, int C);
-
-void tt_cpu_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
-                              int C, int V);
-void tt_cpu_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
-                               int C);
-
 /* keep[e] = uniform(at, first + e) >= p for e < n: the mask tt_dropout draws, 32 elements at a
  * time (tt_rng_keep_at). Also the attention weights' dropout mask. */
 void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p);
-void tt_cpu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                            int64_t n);
-void tt_cpu_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
-                             int64_t n, bool acc);
-void tt_cpu_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
-void tt_cpu_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
-                                  bool acc);
-void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
-                                int64_t n);
-void tt_cpu_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                                 int64_t n);
-void tt_cpu_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
-                                  const real *dout, real p, int64_t n, bool acc);
 
-void tt_cpu_crossentropy_forward(real *loss, real *lse, const real *logits,
-                                 const int32_t *targets, int64_t N, int V);
-void tt_cpu_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
-                                  const real *lse, const int32_t *targets, int64_t N, int V);
+/* The kernels: void tt_cpu_NAME(PARAMS) for each entry of tensor/kernels.h. */
+#define TT_CPU_KERNEL(name, params, args) void tt_cpu_##name params;
+TT_KERNELS(TT_CPU_KERNEL)
+#undef TT_CPU_KERNEL
 
-void tt_cpu_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
-                              const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
-                              real *scratch);
+/* The slots of tt_backend outside the list that the CPU fills with functions of its own
+ * (backend.h; the guard device calls them too). */
+void tt_cpu_set_threads(int n);
+int tt_cpu_get_threads(void);
 size_t tt_cpu_attention_scratch(const tt_attn_desc *a, bool backward);
-void tt_cpu_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
-                               const uint8_t *keep, const real *q, const real *k, const real *v,
-                               const tt_attn_desc *a, real *scratch);
-
-void tt_cpu_sum_forward(real *out, const real *inp, int64_t n);
-
-/* optimizer.c */
-void tt_cpu_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                       const real *gate, int64_t n);
-void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
-                     const real *gate, int64_t n);
 double tt_cpu_sum_squares(const real *x, int64_t n);
-void tt_cpu_clip_grads(real *g, int64_t n, double max_norm, double *norm);
-void tt_cpu_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 
 #ifdef __cplusplus
 }

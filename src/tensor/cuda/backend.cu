@@ -449,6 +449,12 @@ void tt_cuda_fill(real *x, real value, int64_t n)
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
+/* .NAME = STEP(tt_cuda_NAME) for each kernel of tensor/kernels.h: every kernel may be captured
+ * in a step's graph. In the order of tt_backend's fields, as C++ wants designated initialisers;
+ * clang-format is off over the table, which it would fold onto one line around the list. */
+#define CUDA_KERNEL(name, params, args) .name = STEP(tt_cuda_##name),
+
+/* clang-format off */
 extern "C" const tt_backend tt_cuda_backend = {
     .name = "cuda",
     .available = cuda_available,
@@ -463,45 +469,11 @@ extern "C" const tt_backend tt_cuda_backend = {
     .set_threads = cuda_set_threads,
     .get_threads = cuda_get_threads,
     .set_matmul_precision = cuda_set_matmul_precision,
-    .gemm = STEP(tt_cuda_gemm),
-    .linear_forward = STEP(tt_cuda_linear_forward),
-    .linear_backward = STEP(tt_cuda_linear_backward),
-    .axpy = STEP(tt_cuda_axpy),
-    .add_forward = STEP(tt_cuda_add_forward),
-    .scale_forward = STEP(tt_cuda_scale_forward),
-    .bias_forward = STEP(tt_cuda_bias_forward),
-    .bias_backward = STEP(tt_cuda_bias_backward),
-    .mul_forward = STEP(tt_cuda_mul_forward),
-    .mul_backward = STEP(tt_cuda_mul_backward),
-    .relu_forward = STEP(tt_cuda_relu_forward),
-    .relu_backward = STEP(tt_cuda_relu_backward),
-    .gelu_forward = STEP(tt_cuda_gelu_forward),
-    .gelu_backward = STEP(tt_cuda_gelu_backward),
-    .softmax_forward = STEP(tt_cuda_softmax_forward),
-    .softmax_backward = STEP(tt_cuda_softmax_backward),
-    .layernorm_forward = STEP(tt_cuda_layernorm_forward),
-    .layernorm_backward = STEP(tt_cuda_layernorm_backward),
-    .embedding_forward = STEP(tt_cuda_embedding_forward),
-    .embedding_backward = STEP(tt_cuda_embedding_backward),
-    .dropout_forward = STEP(tt_cuda_dropout_forward),
-    .dropout_backward = STEP(tt_cuda_dropout_backward),
-    .relu_dropout_forward = STEP(tt_cuda_relu_dropout_forward),
-    .relu_dropout_backward = STEP(tt_cuda_relu_dropout_backward),
-    .dropout_add_forward = STEP(tt_cuda_dropout_add_forward),
-    .gelu_dropout_forward = STEP(tt_cuda_gelu_dropout_forward),
-    .gelu_dropout_backward = STEP(tt_cuda_gelu_dropout_backward),
-    .crossentropy_forward = STEP(tt_cuda_crossentropy_forward),
-    .crossentropy_backward = STEP(tt_cuda_crossentropy_backward),
-    .attention_forward = STEP(tt_cuda_attention_forward),
-    .attention_backward = STEP(tt_cuda_attention_backward),
+    TT_KERNELS(CUDA_KERNEL)
     .attention_scratch = tt_cuda_attention_scratch,
-    .sum_forward = STEP(tt_cuda_sum_forward),
-    .sum_backward = STEP(tt_cuda_sum_backward),
-    .adamw_step = STEP(tt_cuda_adamw_step),
-    .sgd_step = STEP(tt_cuda_sgd_step),
     .sum_squares = cuda_sum_squares,
-    .clip_grads = STEP(tt_cuda_clip_grads),
     .step_setup = cuda_step_setup,
     .step_begin = cuda_step_begin,
     .step_end = cuda_step_end,
 };
+/* clang-format on */

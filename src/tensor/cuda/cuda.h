@@ -1,6 +1,7 @@
 /* cuda.h: the CUDA backend (make CUDA=1 only): one launcher per slot of tt_backend, with the
- * slot's exact contract (tensor/backend.h: outputs first, backward kernels ADD into gradients,
- * any gradient output may be NULL where the table says so), every pointer a device pointer.
+ * slot's exact contract (tensor/kernels.h, whose list declares them as tt_cuda_NAME: outputs
+ * first, backward kernels ADD into gradients, any gradient output may be NULL where the list
+ * says so), every pointer a device pointer.
  * Each launcher queues its kernels on tt_cuda_stream() and returns without synchronising: the
  * host waits only where a value comes back (to_host, sum_squares). Reductions are
  * deterministic: a fixed tree per block and blocks combined in a fixed order, never float
@@ -70,69 +71,15 @@ static inline unsigned tt_cuda_blocks(int64_t n)
     return (unsigned)(b < 1 ? 1 : b > TT_CUDA_MAX_BLOCKS ? TT_CUDA_MAX_BLOCKS : b);
 }
 
+/* The kernels: void tt_cuda_NAME(PARAMS) for each entry of tensor/kernels.h, and the slots
+ * outside the list that the CUDA table fills with these launchers (backend.h). */
+#define TT_CUDA_KERNEL(name, params, args) void tt_cuda_##name params;
+TT_KERNELS(TT_CUDA_KERNEL)
+#undef TT_CUDA_KERNEL
 void tt_cuda_fill(real *x, real value, int64_t n);
-void tt_cuda_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
-                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
-                  int64_t sC, int batch);
-void tt_cuda_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
-                            int IN, int OUT);
-void tt_cuda_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db,
-                             const real *dy, int64_t N, int C);
-
-void tt_cuda_axpy(real *y, real alpha, const real *x, int64_t n);
-void tt_cuda_add_forward(real *out, const real *a, const real *b, int64_t n);
-void tt_cuda_scale_forward(real *out, const real *inp, real s, int64_t n);
-void tt_cuda_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C);
-void tt_cuda_bias_backward(real *dbias, const real *dout, int64_t N, int C);
-void tt_cuda_mul_forward(real *out, const real *a, const real *b, int64_t n);
-void tt_cuda_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
-                          int64_t n);
-
-void tt_cuda_relu_forward(real *out, const real *inp, int64_t n);
-void tt_cuda_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
-void tt_cuda_gelu_forward(real *out, const real *inp, int64_t n);
-void tt_cuda_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n);
-
-void tt_cuda_softmax_forward(real *out, const real *inp, int64_t N, int C);
-void tt_cuda_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C);
-
-void tt_cuda_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
-                               const real *weight, const real *bias, int64_t N, int C, real eps);
-void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
-                                const real *inp, const real *weight, const real *mean,
-                                const real *rstd, int64_t N, int C);
-
-void tt_cuda_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
-                               int C, int V);
-void tt_cuda_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
-                                int C);
-
-void tt_cuda_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                             int64_t n);
-void tt_cuda_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p,
-                              int64_t n, bool acc);
-void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n);
-void tt_cuda_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
-                                   bool acc);
-void tt_cuda_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
-                                 int64_t n);
-void tt_cuda_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                                  int64_t n);
-void tt_cuda_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
-                                   const real *dout, real p, int64_t n, bool acc);
-
-void tt_cuda_crossentropy_forward(real *loss, real *lse, const real *logits,
-                                  const int32_t *targets, int64_t N, int V);
-void tt_cuda_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
-                                   const real *lse, const int32_t *targets, int64_t N, int V);
-
-void tt_cuda_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
-                               const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
-                               real *scratch);
 size_t tt_cuda_attention_scratch(const tt_attn_desc *a, bool backward);
-void tt_cuda_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
-                                const uint8_t *keep, const real *q, const real *k, const real *v,
-                                const tt_attn_desc *a, real *scratch);
+double tt_cuda_sum_squares(const real *x, int64_t n);
+
 /* The attention kernels' arithmetic for the products Q K^T, P V and their gradients: the
  * float cores (float32 or float64 FMAs, float64's only kind), their operands staged by the
  * threads (WIDE; backend.cu's set_matmul_precision picks it at both precisions) or by cp.async
@@ -158,16 +105,6 @@ tt_cuda_attn_math tt_cuda_attention_math(void);
  * have run at a's T (their shared-memory limit is raised at launch). bench_attention prints it:
  * whether the occupancy a tiling was designed for is what the GPU gives. */
 void tt_cuda_attention_residency(const tt_attn_desc *a, int blocks[3]);
-
-void tt_cuda_sum_forward(real *out, const real *inp, int64_t n);
-
-void tt_cuda_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                        const real *gate, int64_t n);
-void tt_cuda_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
-                      const real *gate, int64_t n);
-double tt_cuda_sum_squares(const real *x, int64_t n);
-void tt_cuda_clip_grads(real *g, int64_t n, double max_norm, double *norm);
-void tt_cuda_sum_backward(real *dinp, const real *dout, real s, int64_t n);
 
 #ifdef __cplusplus
 }

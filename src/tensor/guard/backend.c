@@ -321,210 +321,23 @@ static void g_fill(real *x, real value, int64_t n)
     GUARDED(fill, x, value, n);
 }
 
-static void g_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
-                   int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
-                   int64_t sC, int batch)
-{
-    GUARDED(gemm, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch);
-}
+/* The kernels (tensor/kernels.h): g_NAME calls the CPU's slot NAME GUARDED, nothing else. The
+ * slots with rules of their own are written out above: the memory's (alloc and free: not in a
+ * step; to_host: no host read in a step; from_host: no more than step_setup announced),
+ * sum_squares (a host read) and attention_scratch (sizes, no memory). */
+#define ARGS(...) __VA_ARGS__
+#define GUARD_KERNEL(name, params, args)                                                       \
+    static void g_##name params                                                                \
+    {                                                                                          \
+        GUARDED(name, ARGS args);                                                              \
+    }
+TT_KERNELS(GUARD_KERNEL)
 
-static void g_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
-                             int IN, int OUT)
-{
-    GUARDED(linear_forward, out, x, w, bias, N, IN, OUT);
-}
+/* .NAME = g_NAME for each kernel; clang-format is off over the table, which it would fold onto
+ * one line around the list */
+#define GUARD_SLOT(name, params, args) .name = g_##name,
 
-static void g_linear_backward(const tt_gemm_op *dx, const tt_gemm_op *dw, real *db, const real *dy,
-                              int64_t N, int C)
-{
-    GUARDED(linear_backward, dx, dw, db, dy, N, C);
-}
-
-static void g_axpy(real *y, real alpha, const real *x, int64_t n)
-{
-    GUARDED(axpy, y, alpha, x, n);
-}
-
-static void g_add_forward(real *out, const real *a, const real *b, int64_t n)
-{
-    GUARDED(add_forward, out, a, b, n);
-}
-
-static void g_scale_forward(real *out, const real *inp, real s, int64_t n)
-{
-    GUARDED(scale_forward, out, inp, s, n);
-}
-
-static void g_bias_forward(real *out, const real *inp, const real *bias, int64_t N, int C)
-{
-    GUARDED(bias_forward, out, inp, bias, N, C);
-}
-
-static void g_bias_backward(real *dbias, const real *dout, int64_t N, int C)
-{
-    GUARDED(bias_backward, dbias, dout, N, C);
-}
-
-static void g_mul_forward(real *out, const real *a, const real *b, int64_t n)
-{
-    GUARDED(mul_forward, out, a, b, n);
-}
-
-static void g_mul_backward(real *da, real *db, const real *dout, const real *a, const real *b,
-                           int64_t n)
-{
-    GUARDED(mul_backward, da, db, dout, a, b, n);
-}
-
-static void g_relu_forward(real *out, const real *inp, int64_t n)
-{
-    GUARDED(relu_forward, out, inp, n);
-}
-
-static void g_relu_backward(real *dinp, const real *inp, const real *dout, int64_t n)
-{
-    GUARDED(relu_backward, dinp, inp, dout, n);
-}
-
-static void g_gelu_forward(real *out, const real *inp, int64_t n)
-{
-    GUARDED(gelu_forward, out, inp, n);
-}
-
-static void g_gelu_backward(real *dinp, const real *inp, const real *dout, int64_t n)
-{
-    GUARDED(gelu_backward, dinp, inp, dout, n);
-}
-
-static void g_softmax_forward(real *out, const real *inp, int64_t N, int C)
-{
-    GUARDED(softmax_forward, out, inp, N, C);
-}
-
-static void g_softmax_backward(real *dinp, const real *out, const real *dout, int64_t N, int C)
-{
-    GUARDED(softmax_backward, dinp, out, dout, N, C);
-}
-
-static void g_layernorm_forward(real *out, real *mean, real *rstd, const real *inp,
-                                const real *weight, const real *bias, int64_t N, int C, real eps)
-{
-    GUARDED(layernorm_forward, out, mean, rstd, inp, weight, bias, N, C, eps);
-}
-
-static void g_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
-                                 const real *inp, const real *weight, const real *mean,
-                                 const real *rstd, int64_t N, int C)
-{
-    GUARDED(layernorm_backward, dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
-}
-
-static void g_embedding_forward(real *out, const int32_t *tokens, const real *weight, int64_t N,
-                                int C, int V)
-{
-    GUARDED(embedding_forward, out, tokens, weight, N, C, V);
-}
-
-static void g_embedding_backward(real *dweight, const int32_t *tokens, const real *dout, int64_t N,
-                                 int C)
-{
-    GUARDED(embedding_backward, dweight, tokens, dout, N, C);
-}
-
-static void g_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                              int64_t n)
-{
-    GUARDED(dropout_forward, out, mask, inp, p, at, n);
-}
-
-static void g_dropout_backward(real *dinp, const uint8_t *mask, const real *dout, real p, int64_t n,
-                               bool acc)
-{
-    GUARDED(dropout_backward, dinp, mask, dout, p, n, acc);
-}
-
-static void g_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
-{
-    GUARDED(relu_dropout_forward, x, p, at, n);
-}
-
-static void g_relu_dropout_backward(real *dx, const real *out, const real *dout, real p, int64_t n,
-                                    bool acc)
-{
-    GUARDED(relu_dropout_backward, dx, out, dout, p, n, acc);
-}
-
-static void g_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
-                                  int64_t n)
-{
-    GUARDED(dropout_add_forward, x, mask, res, p, at, n);
-}
-
-static void g_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                                   int64_t n)
-{
-    GUARDED(gelu_dropout_forward, out, mask, inp, p, at, n);
-}
-
-static void g_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
-                                    const real *dout, real p, int64_t n, bool acc)
-{
-    GUARDED(gelu_dropout_backward, dinp, mask, inp, dout, p, n, acc);
-}
-
-static void g_crossentropy_forward(real *loss, real *lse, const real *logits,
-                                   const int32_t *targets, int64_t N, int V)
-{
-    GUARDED(crossentropy_forward, loss, lse, logits, targets, N, V);
-}
-
-static void g_crossentropy_backward(real *dlogits, const real *dloss, const real *logits,
-                                    const real *lse, const int32_t *targets, int64_t N, int V)
-{
-    GUARDED(crossentropy_backward, dlogits, dloss, logits, lse, targets, N, V);
-}
-
-static void g_attention_forward(real *out, real *att, uint8_t *keep, const real *q, const real *k,
-                                const real *v, const int32_t *pad, const tt_attn_desc *a, tt_rng at,
-                                real *scratch)
-{
-    GUARDED(attention_forward, out, att, keep, q, k, v, pad, a, at, scratch);
-}
-
-static void g_attention_backward(real *dq, real *dk, real *dv, const real *dout, const real *att,
-                                 const uint8_t *keep, const real *q, const real *k, const real *v,
-                                 const tt_attn_desc *a, real *scratch)
-{
-    GUARDED(attention_backward, dq, dk, dv, dout, att, keep, q, k, v, a, scratch);
-}
-
-static void g_sum_forward(real *out, const real *inp, int64_t n)
-{
-    GUARDED(sum_forward, out, inp, n);
-}
-
-static void g_sum_backward(real *dinp, const real *dout, real s, int64_t n)
-{
-    GUARDED(sum_backward, dinp, dout, s, n);
-}
-
-static void g_adamw_step(real *p, real *m, real *v, const real *g, const tt_adamw_scalars *s,
-                         const real *gate, int64_t n)
-{
-    GUARDED(adamw_step, p, m, v, g, s, gate, n);
-}
-
-static void g_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
-                       const real *gate, int64_t n)
-{
-    GUARDED(sgd_step, p, buf, g, s, gate, n);
-}
-
-static void g_clip_grads(real *g, int64_t n, double max_norm, double *norm)
-{
-    GUARDED(clip_grads, g, n, max_norm, norm);
-}
-
+/* clang-format off */
 const tt_backend tt_guard_backend = {
     .name = "guard",
     .available = guard_available,
@@ -541,43 +354,9 @@ const tt_backend tt_guard_backend = {
     .to_host = g_to_host,
     .from_host = g_from_host,
     .fill = g_fill,
-    .gemm = g_gemm,
-    .linear_forward = g_linear_forward,
-    .linear_backward = g_linear_backward,
-    .axpy = g_axpy,
-    .add_forward = g_add_forward,
-    .scale_forward = g_scale_forward,
-    .bias_forward = g_bias_forward,
-    .bias_backward = g_bias_backward,
-    .mul_forward = g_mul_forward,
-    .mul_backward = g_mul_backward,
-    .relu_forward = g_relu_forward,
-    .relu_backward = g_relu_backward,
-    .gelu_forward = g_gelu_forward,
-    .gelu_backward = g_gelu_backward,
-    .softmax_forward = g_softmax_forward,
-    .softmax_backward = g_softmax_backward,
-    .layernorm_forward = g_layernorm_forward,
-    .layernorm_backward = g_layernorm_backward,
-    .embedding_forward = g_embedding_forward,
-    .embedding_backward = g_embedding_backward,
-    .dropout_forward = g_dropout_forward,
-    .dropout_backward = g_dropout_backward,
-    .relu_dropout_forward = g_relu_dropout_forward,
-    .relu_dropout_backward = g_relu_dropout_backward,
-    .dropout_add_forward = g_dropout_add_forward,
-    .gelu_dropout_forward = g_gelu_dropout_forward,
-    .gelu_dropout_backward = g_gelu_dropout_backward,
-    .crossentropy_forward = g_crossentropy_forward,
-    .crossentropy_backward = g_crossentropy_backward,
-    .attention_forward = g_attention_forward,
-    .attention_backward = g_attention_backward,
-    .sum_forward = g_sum_forward,
-    .sum_backward = g_sum_backward,
-    .adamw_step = g_adamw_step,
-    .sgd_step = g_sgd_step,
-    .clip_grads = g_clip_grads,
+    TT_KERNELS(GUARD_SLOT)
     .step_setup = guard_step_setup,
     .step_begin = guard_step_begin,
     .step_end = guard_step_end,
 };
+/* clang-format on */
