@@ -9,8 +9,9 @@
 #   make CUDA=1 bench-gpu  on a GPU machine: the step against PyTorch eager and torch.compile,
 #                      tiny small medium base at matmul precision highest and high (~7 min)
 #   make CUDA=1 bench-attention  the fused CUDA attention against cuBLAS + softmax (a GPU)
-#   make docs          the marked figures of README.md and docs/*.md, and the pictures, from
-#                      fresh runs
+#   make docs          the marked figures of README.md, docs/*.md and tests/README.md (the
+#                      config reference and the suite list included) and the pictures, from
+#                      fresh runs and the code
 #   make docs-check    fails when a figure or picture differs from this build's (make test's
 #                      last step)
 #   make header-check  the headers a CUDA file includes compile as C++ (and under nvcc)
@@ -434,10 +435,11 @@ ifeq ($(DEBUG),0)
 	@+$(SUBMAKE) docs-check
 endif
 
-# make docs: the marked figures (<!--fig ...-->) of README.md and docs/*.md and their pictures
-# (docs/img/) from fresh runs of the configs they name (scripts/docs.sh, scripts/docs_figures.c);
-# make docs-check (the last step of make test) fails when a page quotes a figure this build does
-# not reproduce.
+# make docs: the marked figures (<!--fig ...-->) of README.md, docs/*.md and tests/README.md
+# and their pictures (docs/img/) from fresh runs of the configs they name, and the config
+# reference and the suite list from the code (scripts/docs.sh, scripts/docs_figures.c); make
+# docs-check (the last step of make test) fails when a page quotes a figure this build does not
+# reproduce. The PyTorch figures need python3-torch: without it they are said to be unchecked.
 .PHONY: docs docs-check
 docs: deps-ok
 	@+$(SUBMAKE) $(TRAIN) $(INFER) $(DOCS_FIGURES)

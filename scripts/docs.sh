@@ -18,11 +18,15 @@ mode=$1 train=$2 figures=$3
 out=build/docs
 export OPENBLAS_CORETYPE=Haswell
 
-# The pages: README.md and every docs/*.md that marks a figure. The pictures: every
+# The pages: README.md and every docs/*.md or tests/README.md that marks a figure (the config
+# reference and the suite list come from the code and name no run). The PyTorch figures run
+# scripts/torch_eval.py on a run's checkpoint, with Debian's python3-torch: without it they are
+# reported as not checked, as make test must not need PyTorch. The pictures: every
 # docs/img/RUN_REST.svg a page shows (docs/img/... from README.md, img/... from docs/) comes from
 # build/docs/RUN/REST.svg or build/docs/RUN/attention/REST.svg (tiny_epoch_008.svg:
 # tiny/attention/epoch_008.svg).
-pages="README.md $( { grep -l '<!--fig ' docs/*.md 2>/dev/null || true; } | tr '\n' ' ')"
+pages="README.md $( { grep -l '<!--fig ' docs/*.md tests/README.md 2>/dev/null || true; } |
+                    tr '\n' ' ')"
 pictures=$( { grep -o 'docs/img/[A-Za-z0-9_.-]*\.svg' README.md || true
               { grep -ho '(img/[A-Za-z0-9_.-]*\.svg' docs/*.md 2>/dev/null || true; } |
                   sed 's|^(|docs/|'

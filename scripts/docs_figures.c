@@ -1,5 +1,6 @@
-/* docs_figures.c: the README's figures, recomputed from fresh runs (make docs, make docs-check;
- * scripts/docs.sh trains the runs). A figure in README.md is marked where it stands:
+/* docs_figures.c: the figures of README.md and the docs/ pages, recomputed from fresh runs
+ * (make docs, make docs-check; scripts/docs.sh trains the runs). A figure is marked where it
+ * stands:
  *   <!--fig SPEC-->0.9995<!--/fig-->
  * and SPEC names the run (a config under configs/, trained into DOCS/<run>/) and what to read:
  *   metric RUN EPOCH KEY DIGITS      KEY of the evaluation line of EPOCH ("last": the last one)
@@ -19,8 +20,20 @@
  *   out RUN ARGS...                  a fenced block: "$ ./infer ARGS" and what it prints, with CK
  *                                    in ARGS the run's last checkpoint (shown as runs/RUN/...,
  *                                    run from DOCS/RUN/...); $TT_INFER is ./infer's path
+ *   torch RUN [KEY|right]            scripts/torch_eval.py on the run's last checkpoint: the
+ *                                    fenced block of what it prints, or the PyTorch column of
+ *                                    row KEY (valid_loss), or the targets it gets right ("4053
+ *                                    of 4055"); not checked, and said so, without PyTorch
+ *   log RUN                          a fenced block: "$ ./train configs/RUN.json" and what the
+ *                                    docs run printed (DOCS/RUN.log), its folder shown as
+ *                                    runs/RUN; its timings (N tok/s, N.Ns) are not compared
+ *   config                           the config reference (tt_config_reference), names no run
+ *   suites                           the test suites, a line each, from tests/suites.h (suite
+ *                                    NAME is tests/test_NAME.c), for tests/README.md; no run
  * Usage: docs_figures runs|check|fill README DOCS. runs prints the runs the figures need; check
  * prints each figure that differs and exits 1 if any; fill rewrites README with the figures. */
+#include "../tests/suites.h"
+#include "train/config/config.h"
 #include "train/report/maps.h"
 #include "train/report/render.h"
 
@@ -123,28 +136,31 @@ static void with_ck(const char *s, const char *ck, char *buf, size_t len)
     }
 }
 
-/* "out": ./infer run on the docs run's last checkpoint; the block shows the path a user's own
- * run has (runs/RUN/...). */
-static void infer_block(const char *run, const char *args, char *out, size_t len)
+/* The docs run's last checkpoint: its path (ck) and the one a user's own run has (shown). */
+static void last_checkpoint(const char *run, char *ck, size_t ck_len, char *shown, size_t len)
 {
-    char dir[2048], ck[8192], shown[8192], cmd[40000], line[4096];
+    char dir[2048], cmd[4096], line[4096];
     snprintf(dir, sizeof dir, "%s/%s/checkpoints", docs, run);
     snprintf(cmd, sizeof cmd, "ls %s | tail -1", dir);
     FILE *p = popen(cmd, "r");
     if (!p || !fgets(line, sizeof line, p)) die("%s: no checkpoint%s", dir, "");
     pclose(p);
     line[strcspn(line, "\n")] = '\0';
-    snprintf(ck, sizeof ck, "%s/%s", dir, line);
-    snprintf(shown, sizeof shown, "runs/%s/checkpoints/%s", run, line);
-    const char *infer = getenv("TT_INFER") ? getenv("TT_INFER") : "./infer";
-    char real_args[16384], shown_args[16384];
-    with_ck(args, ck, real_args, sizeof real_args);
-    with_ck(args, shown, shown_args, sizeof shown_args);
-    snprintf(cmd, sizeof cmd, "%.1024s %s 2>/dev/null", infer, real_args);
-    size_t n = (size_t)snprintf(out, len, "\n```\n$ ./infer %s\n", shown_args);
-    if (!(p = popen(cmd, "r"))) die("cannot run %s%s", cmd, "");
+    snprintf(ck, ck_len, "%s/%s", dir, line);
+    snprintf(shown, len, "runs/%s/checkpoints/%s", run, line);
+}
+
+/* What cmd prints (its stdout, and its stderr too with `2>&1` in it), the docs run's
+ * checkpoint path ck written as the user's (shown) wherever it appears; its exit status. */
+static int capture(const char *cmd, const char *ck, const char *shown, char *out, size_t len)
+{
+    char line[4096];
+    size_t n = 0;
+    out[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    if (!p) die("cannot run %s%s", cmd, "");
     while (fgets(line, sizeof line, p) && n < len) {
-        char *at = strstr(line, ck); /* paths it prints: the user's */
+        char *at = strstr(line, ck);
         if (at) {
             char rest[4096];
             snprintf(rest, sizeof rest, "%s", at + strlen(ck));
@@ -152,8 +168,146 @@ static void infer_block(const char *run, const char *args, char *out, size_t len
         }
         n += (size_t)snprintf(out + n, len - n, "%s", line);
     }
-    if (pclose(p) != 0) die("%s: failed%s", cmd, "");
+    return pclose(p);
+}
+
+/* "out": ./infer run on the docs run's last checkpoint; the block shows the path a user's own
+ * run has (runs/RUN/...). */
+static void infer_block(const char *run, const char *args, char *out, size_t len)
+{
+    char ck[8192], shown[8192], cmd[40000];
+    last_checkpoint(run, ck, sizeof ck, shown, sizeof shown);
+    const char *infer = getenv("TT_INFER") ? getenv("TT_INFER") : "./infer";
+    char real_args[16384], shown_args[16384];
+    with_ck(args, ck, real_args, sizeof real_args);
+    with_ck(args, shown, shown_args, sizeof shown_args);
+    snprintf(cmd, sizeof cmd, "%.1024s %s 2>/dev/null", infer, real_args);
+    size_t n = (size_t)snprintf(out, len, "\n```\n$ ./infer %s\n", shown_args);
+    if (capture(cmd, ck, shown, out + n, len - n) != 0) die("%s: failed%s", cmd, "");
+    n += strlen(out + n);
     snprintf(out + n, len > n ? len - n : 0, "```\n");
+}
+
+/* "torch": scripts/torch_eval.py (stock PyTorch modules) on the docs run's last checkpoint,
+ * once per run, by Debian's interpreter ($TT_TORCH_PYTHON instead, if set). Its own float32
+ * kernels are pinned as the runs' are (ATen's AVX2 ones, 2 threads; OPENBLAS_CORETYPE comes
+ * from docs.sh). NULL when the interpreter has no PyTorch: make test must not need it, so those
+ * figures are then reported as not checked. */
+static const char *torch_python(void)
+{
+    const char *py = getenv("TT_TORCH_PYTHON");
+    return py && *py ? py : "/usr/bin/python3";
+}
+
+static const char *torch_text(const char *run)
+{
+    static char runs[8][64], texts[8][4096];
+    static int n_runs, have = -1;
+    char ck[8192], shown[8192], cmd[20000];
+    for (int i = 0; i < n_runs; i++)
+        if (!strcmp(runs[i], run)) return texts[i];
+    if (have < 0) {
+        snprintf(cmd, sizeof cmd, "%.4000s -c 'import numpy, torch' 2>/dev/null", torch_python());
+        have = system(cmd) == 0;
+    }
+    if (!have) return NULL;
+    if (n_runs == 8) die("more than 8 runs with PyTorch figures%s%s", "", "");
+    last_checkpoint(run, ck, sizeof ck, shown, sizeof shown);
+    snprintf(cmd, sizeof cmd,
+             "OMP_NUM_THREADS=2 ATEN_CPU_CAPABILITY=avx2 %.4000s scripts/torch_eval.py %s 2>&1",
+             torch_python(), ck);
+    char *t = texts[n_runs];
+    if (capture(cmd, ck, shown, t, sizeof texts[0]) != 0) die("%s failed:\n%s", cmd, t);
+    snprintf(runs[n_runs], sizeof runs[0], "%s", run);
+    n_runs++;
+    return t;
+}
+
+/* A torch figure: the block (what= NULL), the PyTorch column of the row `what`
+ * ("valid_loss"), or "right" (the targets it gets right: "4053 of 4055"). false when PyTorch
+ * is missing. */
+static bool torch_figure(const char *run, const char *what, char *out, size_t len)
+{
+    const char *t = torch_text(run);
+    if (!t) return false;
+    if (!what) {
+        char ck[8192], shown[8192];
+        last_checkpoint(run, ck, sizeof ck, shown, sizeof shown);
+        snprintf(out, len, "\n```\n$ python3 scripts/torch_eval.py %s\n%s```\n", shown, t);
+        return true;
+    }
+    bool right = !strcmp(what, "right");
+    char key[80];
+    snprintf(key, sizeof key, right ? "\nright: " : "\n%s ", what);
+    const char *at = strstr(t, key);
+    if (!at) die("%s: torch_eval.py printed no \"%s\" line", run, what);
+    at += strlen(key);
+    at += strspn(at, " ");
+    size_t n = right ? (size_t)(strstr(at, " targets") ? strstr(at, " targets") - at : 0)
+                     : strcspn(at, " ");
+    if (!n) die("%s: torch_eval.py's \"%s\" line has no figure", run, what);
+    snprintf(out, len, "%.*s", (int)n, at);
+    return true;
+}
+
+/* "log": the docs run's output as a user's run prints it. */
+static void log_block(const char *run, char *out, size_t len)
+{
+    char path[4096], err[1024], from[4096], to[256];
+    snprintf(path, sizeof path, "%s/%s.log", docs, run);
+    char *text = tt_render_slurp(path, err, sizeof err);
+    if (!text) die("%s%s", err, "");
+    snprintf(from, sizeof from, "%s/%s", docs, run);
+    snprintf(to, sizeof to, "runs/%s", run);
+    size_t n = (size_t)snprintf(out, len, "\n```\n$ ./train configs/%s.json\n", run);
+    for (const char *p = text; *p && n < len;) {
+        bool at = !strncmp(p, from, strlen(from));
+        n += (size_t)snprintf(out + n, len - n, "%s", at ? to : (char[2]){*p, 0});
+        p += at ? strlen(from) : 1;
+    }
+    snprintf(out + n, n < len ? len - n : 0, "```\n");
+    free(text);
+}
+
+/* s with the figures that time a run (a number before " tok/s", or before an "s" that ends a
+ * line or precedes ':') written as '#', into out: what "log" compares. */
+static void untimed(const char *s, char *out, size_t len)
+{
+    size_t n = 0;
+    while (*s && n + 1 < len) {
+        size_t d = strspn(s, "0123456789.");
+        bool timing = d && (!strncmp(s + d, " tok/s", 6) ||
+                            (s[d] == 's' && (s[d + 1] == '\n' || s[d + 1] == ':')));
+        if (timing)
+            out[n++] = '#', s += d;
+        else if (d)
+            n += (size_t)snprintf(out + n, len - n, "%.*s", (int)d, s), s += d;
+        else
+            out[n++] = *s++;
+    }
+    out[n < len ? n : len - 1] = '\0';
+}
+
+/* "suites": the Check suites of tests/suites.h as a table, in the runner's order. */
+static void suites_table(char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len,
+                                "\n| suite | file | builds | what it tests |\n"
+                                "| --- | --- | --- | --- |\n");
+#define ROW(name, builds, what)                                                                    \
+    n += (size_t)snprintf(out + n, n < len ? len - n : 0,                                          \
+                          "| `%s` | [test_%s.c](test_%s.c) | %s | %s |\n", #name, #name, #name,    \
+                          builds, what);
+#define ALL(name, what) ROW(name, "float32, float64", what)
+#define F64(name, what) ROW(name, "float64", what)
+#define F32(name, what) ROW(name, "float32", what)
+#define CUDA(name, what) ROW(name, "`make CUDA=1`", what)
+    TT_SUITES(ALL) TT_SUITES_F64(F64) TT_SUITES_F32(F32) TT_SUITES_CUDA(CUDA)
+#undef ROW
+#undef ALL
+#undef F64
+#undef F32
+#undef CUDA
 }
 
 /* The figure of one spec (argv-like), written into out. */
@@ -233,6 +387,67 @@ static void figure(char **a, int n, char *out, size_t len)
     snprintf(out, len, "%.*f", digits, v);
 }
 
+/* Says that the figure `spec` of page differs: the figure itself, or for a block (a table, a
+ * program's output) its first line that differs. */
+static void stale_line(const char *page, const char *old, size_t old_len, const char *got,
+                       int spec_len, const char *spec)
+{
+    if (!memchr(old, '\n', old_len) && !strchr(got, '\n')) {
+        printf("STALE: %s says \"%.*s\", the build gives \"%s\" (%.*s)\n", page, (int)old_len,
+               old, got, spec_len, spec);
+        return;
+    }
+    const char *o = old, *g = got, *end = old + old_len;
+    int line = 1;
+    for (;; line++) {
+        const char *nl = memchr(o, '\n', (size_t)(end - o));
+        size_t ol = (size_t)((nl ? nl : end) - o), gl = strcspn(g, "\n");
+        bool last = !nl;
+        if (ol != gl || strncmp(o, g, ol) || last != !g[gl]) {
+            printf("STALE: %s (%.*s), line %d of the block says \"%.*s\", the build gives "
+                   "\"%.*s\"\n", page, spec_len, spec, line, (int)ol, o, (int)gl, g);
+            return;
+        }
+        if (last) return;
+        o += ol + 1, g += gl + 1;
+    }
+}
+
+/* The figure of a page's marker (args, na: its spec split; spec: its text, quotes kept, up to
+ * spec_end; old: the figure the page holds), into got; false for a PyTorch figure left
+ * unchecked (got then keeps the page's). */
+static bool page_figure(char **args, int na, const char *spec, const char *spec_end,
+                        const char *old, size_t old_len, char *got, size_t len)
+{
+    if (na == 1 && !strcmp(args[0], "suites")) {
+        suites_table(got, len);
+    } else if (na == 1 && !strcmp(args[0], "config")) {
+        got[0] = '\n';
+        tt_config_reference(got + 1, len - 1);
+    } else if (!strcmp(args[0], "log") && na == 2) {
+        /* a page keeps its own timings when nothing else differs */
+        static char was[65536], now[65536];
+        log_block(args[1], got, len);
+        snprintf(now, sizeof now, "%.*s", (int)old_len, old);
+        untimed(now, was, sizeof was);
+        untimed(got, now, sizeof now);
+        if (!strcmp(was, now)) snprintf(got, len, "%.*s", (int)old_len, old);
+    } else if (!strcmp(args[0], "torch") && na <= 3) {
+        if (!torch_figure(args[1], na == 3 ? args[2] : NULL, got, len)) {
+            snprintf(got, len, "%.*s", (int)old_len, old);
+            return false;
+        }
+    } else if (!strcmp(args[0], "out")) {
+        char raw[512]; /* the arguments as written, quotes and spaces kept */
+        const char *from = strstr(spec, args[1]) + strlen(args[1]);
+        snprintf(raw, sizeof raw, "%.*s", (int)(spec_end - from), from);
+        infer_block(args[1], raw + strspn(raw, " "), got, len);
+    } else {
+        figure(args, na, got, len);
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) die("usage: docs_figures runs|check|fill README DOCS%s%s", "", "");
@@ -243,40 +458,43 @@ int main(int argc, char **argv)
     if (!text) die("%s%s", err, "");
     size_t cap = strlen(text) * 2 + 65536, n = 0;
     char *outbuf = tt_xmalloc(cap), runs[64][64];
-    int n_runs = 0, stale = 0, count = 0;
+    int n_runs = 0, stale = 0, count = 0, unchecked = 0;
     char *p = text;
     for (char *at; (at = strstr(p, OPEN));) {
         char *spec_end = strstr(at, "-->"), *close = spec_end ? strstr(spec_end, CLOSE) : NULL;
         if (!close) die("%s: a figure marker without its end: %.40s", readme, at);
-        char spec[512], *args[MAX_ARGS], got[32768];
+        char spec[512], *args[MAX_ARGS];
+        static char got[65536];
         size_t sl = (size_t)(spec_end - at) - strlen(OPEN);
         snprintf(spec, sizeof spec, "%.*s", (int)sl, at + strlen(OPEN));
         int na = 0;
         for (char *t = strtok(spec, " "); t && na < MAX_ARGS; t = strtok(NULL, " ")) args[na++] = t;
-        if (na < 2) die("%s: an empty figure marker%s", readme, "");
-        bool seen = false;
-        for (int i = 0; i < n_runs; i++) seen |= !strcmp(runs[i], args[1]);
+        bool no_run = na == 1 && (!strcmp(args[0], "config") || !strcmp(args[0], "suites"));
+        if (na < 2 && !no_run) die("%s: an empty figure marker%s", readme, "");
+        bool seen = no_run;
+        for (int i = 0; i < n_runs && !seen; i++) seen = !strcmp(runs[i], args[1]);
         if (!seen && n_runs < 64) snprintf(runs[n_runs++], 64, "%s", args[1]);
         const char *old = spec_end + 3;
         size_t old_len = (size_t)(close - old);
+        bool checked = true;
         if (!strcmp(mode, "runs")) got[0] = '\0';
-        else if (!strcmp(args[0], "out")) {
-            char raw[512]; /* the arguments as written, quotes and spaces kept */
-            const char *from = strstr(at + strlen(OPEN), args[1]) + strlen(args[1]);
-            snprintf(raw, sizeof raw, "%.*s", (int)(spec_end - from), from);
-            infer_block(args[1], raw + strspn(raw, " "), got, sizeof got);
-        }
-        else figure(args, na, got, sizeof got);
-        count++;
+        else checked = page_figure(args, na, at + strlen(OPEN), spec_end, old, old_len, got,
+                                   sizeof got);
+        count += checked;
+        unchecked += !checked;
         if (!strcmp(mode, "check") && (strlen(got) != old_len || strncmp(got, old, old_len))) {
-            printf("STALE: %s says \"%.*s\", the build gives \"%s\" (%.*s)\n", readme,
-                   (int)old_len, old, got, (int)sl, at + strlen(OPEN));
+            stale_line(readme, old, old_len, got, (int)sl, at + strlen(OPEN));
             stale++;
         }
         n += (size_t)snprintf(outbuf + n, cap - n, "%.*s%s", (int)(old - p), p, got);
         p = close;
     }
     n += (size_t)snprintf(outbuf + n, cap - n, "%s", p);
+    if (unchecked)
+        printf("docs_figures: %d PyTorch figures of %s NOT CHECKED: %s cannot import torch and "
+               "numpy (Debian: apt-get install python3-torch; TT_TORCH_PYTHON=PATH for another "
+               "interpreter)\n",
+               unchecked, readme, torch_python());
     if (!strcmp(mode, "runs")) {
         for (int i = 0; i < n_runs; i++) printf("%s\n", runs[i]);
     } else if (!strcmp(mode, "fill")) {

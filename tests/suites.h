@@ -32,7 +32,7 @@
     X(render, "attention maps: files, SVG, HTML, terminal")                                     \
     X(plot, "line plots and a run's loss.svg")                                                  \
     X(study, "the 1/sqrt(d_k) scaling study's measurements")                                    \
-    X(worked, "the seed texts' worked examples, recomputed")                                    \
+    X(worked, "the worked examples of the Korean notes the project began from, recomputed")     \
     X(threads, "the CPU thread pool: the same bits for any thread count")                       \
     X(guard, "the device boundary: the guard device, and ./train on it")                        \
     X(memory_plan, "the step-memory plan against real steps")                                   \

@@ -1,8 +1,9 @@
-/* test_config.c: loading the run configuration (src/train/config/config.c, config_json.c): defaults,
- * the defaults that depend on other keys, every field read from a full config, the round trip
- * through tt_config_to_json, and the --set overrides (the mistakes in them included). The
- * rejections of bad files are in test_config_errors.c. Configs are written into a fresh temporary
- * directory per test next to tiny train.txt and valid.txt files (cfg_testutil.h). */
+/* test_config.c: loading the run configuration (src/train/config/config.c, config_json.c):
+ * defaults, the defaults that depend on other keys, every field read from a full config, the round
+ * trip through tt_config_to_json, the key reference (docs/config.md) against what a config gets,
+ * and the --set overrides (the mistakes in them included). The rejections of bad files are in
+ * test_config_errors.c. Configs are written into a fresh temporary directory per test next to
+ * tiny train.txt and valid.txt files (cfg_testutil.h). */
 #include "testutil.h"
 
 #include "cfg_testutil.h"
@@ -527,7 +528,7 @@ START_TEST(test_bom_config_loads)
     char want[1300];
     tt_cfg_fx_init(&f);
     tt_cfg_write_json(f.path, "\xEF\xBB\xBF{'data': {'task': 'lm', 'seq_len': 8, "
-                      "'probes': ['the cat']}, 'model': {'d_model': 24}}");
+                              "'probes': ['the cat']}, 'model': {'d_model': 24}}");
     tt_cfg_expect_ok(tt_config_load(&c, f.path, NULL, 0, f.err, sizeof f.err), &f);
     ck_assert_int_eq(c.data.task, TT_TASK_LM);
     ck_assert_int_eq(c.model.d_model, 24);
@@ -537,6 +538,107 @@ START_TEST(test_bom_config_loads)
     ck_assert_int_eq(tt_config_load(&c, f.path, NULL, 0, f.err, sizeof f.err), -1);
     snprintf(want, sizeof want, "%s:1:9: invalid JSON near '1}'", f.path);
     ck_assert_str_eq(f.err, want);
+}
+END_TEST
+
+/* The reference (docs/config.md, written by make docs from the schema): a row per key, in
+ * five cells; each default it shows is the value a minimal config resolves to; ranges and
+ * names as the reader enforces them. */
+static const char *ref_row(const char *ref, const char *key)
+{
+    char head[128];
+    snprintf(head, sizeof head, "\n| `%s` | ", key);
+    const char *row = strstr(ref, head);
+    ck_assert_msg(row != NULL, "the reference has no row for %s", key);
+    return row + 1;
+}
+
+static void ref_cell(const char *row, int i, char *out, size_t len)
+{
+    for (int k = 0; k <= i; k++)
+        row = strchr(row, '|') + 2;
+    snprintf(out, len, "%.*s", (int)(strstr(row, " |") - row), row);
+}
+
+START_TEST(test_reference)
+{
+    size_t n = tt_config_reference(NULL, 0);
+    char *ref = malloc(n + 1);
+    ck_assert_uint_eq(tt_config_reference(ref, n + 1), n);
+    ck_assert_uint_eq(strlen(ref), n);
+    int rows = 0;
+    for (const char *p = ref; (p = strchr(p, '\n')) && p[1]; p++) {
+        rows++;
+        int bars = 0;
+        for (const char *q = p + 1; *q && *q != '\n'; q++)
+            bars += *q == '|';
+        ck_assert_msg(bars == 6, "a row of the reference without 5 cells: %.80s", p + 1);
+        ck_assert_msg(!strstr(p + 1, "|  |") || strstr(p + 1, "|  |") > strchr(p + 1, '\n'),
+                      "an empty cell: %.80s", p + 1);
+    }
+    ck_assert_int_eq(rows, 1 + 52); /* the separator line and every key */
+
+    tt_cfg_fx f;
+    tt_config c;
+    tt_cfg_fx_init(&f);
+    tt_cfg_expect_ok(tt_cfg_load(&f, "{" TT_CFG_MIN "}", NULL, 0, &c), &f);
+    char *text = tt_config_to_json(&c);
+    cJSON *root = cJSON_Parse(text);
+    int compared = 0;
+    for (const cJSON *e = root->child; e; e = e->next) {
+        bool sec = cJSON_IsObject(e);
+        for (const cJSON *g = sec ? e->child : e; g; g = sec ? g->next : NULL) {
+            char key[96], def[128], want[128];
+            snprintf(key, sizeof key, "%s%s%s", sec ? e->string : "", sec ? "." : "", g->string);
+            ref_cell(ref_row(ref, key), 2, def, sizeof def);
+            bool derived = !strcmp(key, "model.max_len") || !strcmp(key, "model.causal") ||
+                           !strcmp(key, "train.schedule_epochs") || !strcmp(key, "output.dir");
+            bool absolute = !strcmp(key, "data.train") || !strcmp(key, "data.valid");
+            if (!strcmp(def, "required") || derived || absolute) continue;
+            if (cJSON_IsNumber(g)) {
+                ck_assert_msg(strtod(def, NULL) == g->valuedouble,
+                              "%s: the reference says %s, "
+                              "a config gets %.17g",
+                              key, def, g->valuedouble);
+            } else {
+                if (cJSON_IsString(g))
+                    snprintf(want, sizeof want, "`\"%s\"`", g->valuestring);
+                else if (cJSON_IsBool(g))
+                    snprintf(want, sizeof want, "%s", cJSON_IsTrue(g) ? "true" : "false");
+                else
+                    snprintf(want, sizeof want, "[]");
+                ck_assert_msg(!strcmp(def, want), "%s: the reference says %s, a config gets %s",
+                              key, def, want);
+            }
+            compared++;
+        }
+    }
+    ck_assert_int_ge(compared, 40);
+    const char *rows_[][2] = {
+        {"model.dropout", "| `model.dropout` | number | 0.1 | [0, 1) | "},
+        {"data.task",
+         "| `data.task` | string | required | `\"tag\"`, `\"classify\"`, `\"mlm\"`, `\"lm\"` | "},
+        {"data.seq_len", "| `data.seq_len` | integer | required | 1 to 4096 | "},
+        {"data.valid_share", "| `data.valid_share` | number | absent | (0, 0.5] | "},
+        {"train.eps", "| `train.eps` | number | 1e-8 | > 0 | "},
+        {"model.attn_temperature", "| `model.attn_temperature` | number | 1 | [1e-20, 1e20] | "},
+        {"model.max_len", "| `model.max_len` | integer | `data.seq_len` | >= `data.seq_len` | "},
+        {"model.causal", "| `model.causal` | bool | true for `lm`, else false | true, false | "},
+        {"train.schedule_epochs", "| `train.schedule_epochs` | integer | `train.epochs` | >= 1 | "},
+        {"output.dir", "| `output.dir` | string | `\"runs/<config file name>\"` | a path | "},
+        {"study.samples", "| `study.samples` | integer | 10000 | >= 1000 | "},
+    };
+    for (size_t i = 0; i < sizeof rows_ / sizeof rows_[0]; i++) {
+        const char *row = ref_row(ref, rows_[i][0]);
+        ck_assert_msg(!strncmp(row, rows_[i][1], strlen(rows_[i][1])),
+                      "reference row %.120s, "
+                      "expected it to start %s",
+                      row, rows_[i][1]);
+    }
+    cJSON_Delete(root);
+    free(text);
+    tt_config_free(&c);
+    free(ref);
 }
 END_TEST
 
@@ -562,6 +664,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_to_json_every_key);
     tcase_add_test(tc, test_bom_config_loads);
     tcase_add_test(tc, test_task_name);
+    tcase_add_test(tc, test_reference);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("set");

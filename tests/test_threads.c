@@ -1,4 +1,4 @@
-/* test_pool.c: the CPU thread pool (tensor/cpu/pool.h) and the promise the threaded kernels
+/* test_threads.c: the CPU thread pool (tensor/cpu/pool.h) and the promise the threaded kernels
  * make: the same bits for any thread count (gemm: at 1 and 2 threads; more threads split it
  * more finely, which may change the last bits). Each kernel runs at 1 thread and at 3 (more
  * threads than this machine's cores, so claims interleave), on sizes above the kernels' grain

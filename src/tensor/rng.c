@@ -61,7 +61,7 @@ __attribute__((target("avx2"))) static inline void mul_hi_lo(__m256i a, __m256i 
 }
 
 /* tt_philox_block of G groups of 8 blocks with AVX2 intrinsics (group g: blocks b0 + 8g ..
- * b0 + 8g + 7): the core's key schedule and rounds, lane by lane (tests/test_pool.c checks the
+ * b0 + 8g + 7): the core's key schedule and rounds, lane by lane (tests/test_threads.c checks the
  * bits against it). The groups' rounds interleave, so with G = 2 the multiplies of one hide
  * the latency of the other's. c[g][k] lane i is word k of block b0 + 8g + i. About 4x (G = 1)
  * and 5x (G = 2) the portable loop's speed under GCC 12. */

@@ -136,7 +136,7 @@ static void *worker(void *arg)
  * new id, its compare-and-swap on the old value fails. Storing chunks before the claims opened
  * a window in which an old claim passed the new, larger bound, the CAS succeeded, and the worker
  * ran a chunk of the new job (P.j) a second time and counted it in done (seen under load: a
- * doubled "+=", a caller that returned early; tests/test_pool.c's stress case reproduced it). */
+ * doubled "+=", a caller that returned early; tests/test_threads.c's stress case reproduced it). */
 static unsigned publish(void)
 {
     unsigned id = atomic_load(&P.gen) + 1;

@@ -106,6 +106,10 @@ int tt_config_from_text(tt_config *c, const char *text, const char *origin,
 /* The resolved config (every key, defaults included) as a JSON object text, malloc'ed; the same
  * key names as the file, so it loads again as a config. */
 char *tt_config_to_json(const tt_config *c);
+/* The reference of every config key as a Markdown table (key, type, default, allowed values,
+ * meaning), from the schema the reader checks against: docs/config.md shows it (make docs).
+ * Written into buf as snprintf would; returns its length, so a call with len 0 sizes it. */
+size_t tt_config_reference(char *buf, size_t len);
 void tt_config_free(tt_config *c);
 
 const char *tt_task_name(tt_task t);

@@ -18,47 +18,90 @@
 
 /* clang-format off */
 #define F(field) offsetof(tt_config, field), sizeof(((tt_config *)0)->field)
-#define INT(s, n, fld, a, d) {s, n, T_INT, F(fld), .lo = a, .hi = INT_MAX, .def = d}
-#define NUM(s, n, fld, a, ao, b, bo, d)                                                            \
-    {s, n, T_NUM, F(fld), .lo = a, .lo_open = ao, .hi = b, .hi_open = bo, .def = d}
-#define BOOL(s, n, fld, d) {s, n, T_BOOL, F(fld), .def = d}
-#define ENUM(s, n, fld, ...) {s, n, T_ENUM, F(fld), .names = {__VA_ARGS__}}
-#define PATH(s, n, fld, d) {s, n, T_PATH, F(fld), .sdef = d}
-#define STRS(s, n, fld, cnt) {s, n, T_STRS, F(fld), .count_off = offsetof(tt_config, cnt)}
+#define INT(s, n, fld, a, d, txt)                                                                  \
+    {s, n, T_INT, F(fld), .lo = a, .hi = INT_MAX, .def = d, .doc = txt}
+#define NUM(s, n, fld, a, ao, b, bo, d, txt)                                                       \
+    {s, n, T_NUM, F(fld), .lo = a, .lo_open = ao, .hi = b, .hi_open = bo, .def = d, .doc = txt}
+#define BOOL(s, n, fld, d, txt) {s, n, T_BOOL, F(fld), .def = d, .doc = txt}
+#define ENUM(s, n, fld, txt, ...) {s, n, T_ENUM, F(fld), .names = {__VA_ARGS__}, .doc = txt}
+#define PATH(s, n, fld, d, txt) {s, n, T_PATH, F(fld), .sdef = d, .doc = txt}
+#define STRS(s, n, fld, cnt, txt)                                                                  \
+    {s, n, T_STRS, F(fld), .count_off = offsetof(tt_config, cnt), .doc = txt}
 #define OPEN true
 #define SHUT false
 /* clang-format on */
 
-/* Every key, in the order tt_config_to_json writes them. */
+/* Every key, in the order tt_config_to_json writes them, with the line of meaning that
+ * docs/config.md shows (make docs writes it from this table: tt_config_reference). */
 const tt_config_key tt_config_keys[] = {
-    {NULL, "seed", T_I64, F(seed), .lo = 0, .hi = 9007199254740991.0 /* 2^53 - 1 */},
-    ENUM(NULL, "device", device, "cpu", "cuda", "guard"),
-    INT(NULL, "threads", threads, 0, 0),
-    ENUM(NULL, "matmul_precision", matmul_high, "highest", "high"),
-    BOOL(NULL, "cuda_graphs", cuda_graphs, true),
+    {NULL, "seed", T_I64, F(seed), .lo = 0, .hi = 9007199254740991.0 /* 2^53 - 1 */,
+     .allowed = "0 <= seed < 2^53",
+     .doc = "initial values, dropout, shuffling, mlm masks and `data.valid_share`'s split"},
+    ENUM(NULL, "device", device,
+         "where the run computes: `\"cuda\"` needs a `make CUDA=1` build and a GPU (else an "
+         "error with a hint); `\"guard\"` is the tests' device, the CPU's kernels behind memory "
+         "the host cannot touch outside a kernel call (same results, slower)",
+         "cpu", "cuda", "guard"),
+    INT(NULL, "threads", threads, 0, 0, "threads of the kernels and OpenBLAS; 0: every core"),
+    ENUM(NULL, "matmul_precision", matmul_high,
+         "`\"high\"` lets a GPU's gemms use TF32 tensor cores (PyTorch's name for the same "
+         "choice; the fused attention stays on the float cores); the CPU ignores it and says so",
+         "highest", "high"),
+    BOOL(NULL, "cuda_graphs", cuda_graphs, true,
+         "on `\"cuda\"`: the second training step is captured as a CUDA graph that later steps "
+         "replay (the same results; a data-parallel run launches its kernels); `false` launches "
+         "every kernel, for debugging; no effect on other devices"),
     {"data", "task", T_ENUM, F(data.task), .names = {"tag", "classify", "mlm", "lm"},
-     .flags = REQUIRED},
-    PATH("data", "train", data.train, "train.txt"),
-    PATH("data", "valid", data.valid, "valid.txt"),
+     .flags = REQUIRED,
+     .doc = "what the model learns: a tag per word, a label per line, masked words (mlm) or the "
+            "next word (lm, causal); the data formats: docs/design.md section 4"},
+    PATH("data", "train", data.train, "train.txt",
+         "the training file, relative to the config file's folder"),
+    PATH("data", "valid", data.valid, "valid.txt",
+         "the validation file, relative to the config file's folder; not with "
+         "`data.valid_share` (`--set data.valid=null` drops a config's)"),
     {"data", "valid_share", T_NUM, F(data.valid_share), .lo = 0, .lo_open = true, .hi = 0.5,
-     .flags = OPTIONAL},
-    {"data", "seq_len", T_INT, F(data.seq_len), .lo = 1, .hi = 4096, .flags = REQUIRED},
-    STRS("data", "probes", data.probes, data.n_probes),
-    STRS("data", "ambiguous", data.ambiguous, data.n_ambiguous),
-    BOOL("data", "truncate", data.truncate, false),
-    NUM("data", "mask_prob", data.mask_prob, 0, OPEN, 1, OPEN, 0.15),
-    INT("model", "d_model", model.d_model, 1, 64),
-    INT("model", "n_heads", model.n_heads, 1, 4),
-    INT("model", "n_layers", model.n_layers, 1, 2),
-    INT("model", "d_ff", model.d_ff, 1, 256),
-    {"model", "max_len", T_INT, F(model.max_len), .lo = 1, .hi = INT_MAX, .flags = DERIVED},
-    ENUM("model", "activation", model.gelu, "relu", "gelu"),
-    ENUM("model", "norm", model.pre_norm, "post", "pre"),
-    ENUM("model", "positional", model.learned_pos, "sinusoidal", "learned"),
-    BOOL("model", "embed_scale", model.embed_scale, false),
-    NUM("model", "dropout", model.dropout, 0, SHUT, 1, OPEN, 0.1),
-    NUM("model", "attn_dropout", model.attn_dropout, 0, SHUT, 1, OPEN, 0.0),
-    ENUM("model", "attn_scale", model.attn_scale_none, "sqrt_dk", "none"),
+     .flags = OPTIONAL,
+     .doc = "instead of a validation file, that share of `data.train`'s examples (rounded, at "
+            "least one in each part) drawn by `seed`; the vocabulary comes from the training "
+            "part, tags and labels from the whole file"},
+    {"data", "seq_len", T_INT, F(data.seq_len), .lo = 1, .hi = 4096, .flags = REQUIRED,
+     .doc = "T of every batch; a longer line is an error unless `data.truncate`"},
+    STRS("data", "probes", data.probes, data.n_probes,
+         "sentences whose attention maps are dumped (`attention/`), each of at least one word"),
+    STRS("data", "ambiguous", data.ambiguous, data.n_ambiguous,
+         "words that must occur in the training data; tag: `valid_acc_ambiguous` is the "
+         "accuracy on them"),
+    BOOL("data", "truncate", data.truncate, false,
+         "cut lines longer than `seq_len` instead of stopping (the run reports how many)"),
+    NUM("data", "mask_prob", data.mask_prob, 0, OPEN, 1, OPEN, 0.15,
+        "mlm: the share of tokens replaced by `[MASK]`"),
+    INT("model", "d_model", model.d_model, 1, 64,
+        "the width of every token's vector; divisible by `n_heads`"),
+    INT("model", "n_heads", model.n_heads, 1, 4,
+        "attention heads per layer (d_k = d_model / n_heads)"),
+    INT("model", "n_layers", model.n_layers, 1, 2, "encoder layers"),
+    INT("model", "d_ff", model.d_ff, 1, 256, "the feed-forward block's inner width"),
+    {"model", "max_len", T_INT, F(model.max_len), .lo = 1, .hi = INT_MAX, .flags = DERIVED,
+     .dflt = "`data.seq_len`", .allowed = ">= `data.seq_len`", .doc = "rows of the position table"},
+    ENUM("model", "activation", model.gelu, "the feed-forward activation (GELU: the erf form)",
+         "relu", "gelu"),
+    ENUM("model", "norm", model.pre_norm,
+         "LayerNorm after each residual add (post, the original Transformer's) or before each "
+         "block (pre, which adds a last `encoder.norm`)",
+         "post", "pre"),
+    ENUM("model", "positional", model.learned_pos,
+         "fixed sinusoidal positions, or a learned table of `max_len` rows", "sinusoidal",
+         "learned"),
+    BOOL("model", "embed_scale", model.embed_scale, false,
+         "multiply the embeddings by sqrt(d_model)"),
+    NUM("model", "dropout", model.dropout, 0, SHUT, 1, OPEN, 0.1,
+        "embedding, residual and feed-forward dropout"),
+    NUM("model", "attn_dropout", model.attn_dropout, 0, SHUT, 1, OPEN, 0.0,
+        "dropout on the attention weights"),
+    ENUM("model", "attn_scale", model.attn_scale_none,
+         "divide the attention scores by sqrt(d_k), or not (what the scaling study compares)",
+         "sqrt_dk", "none"),
     /* tau divides the scores, s = q.k / (tau sqrt(d_k)) (or q.k / tau), in float32: FLT_MAX
      * 3.4e38, smallest normal 1.2e-38. [1e-20, 1e20] keeps 18 decades of room at each end.
      * At 1e-20 the scale is at most 1e20: a score overflows only for |q.k| > 3.4e18, and so
@@ -75,33 +118,62 @@ const tt_config_key tt_config_keys[] = {
     {"model", "attn_temperature", T_NUM, F(model.attn_temperature), .lo = 1e-20, .hi = 1e20,
      .def = 1.0,
      .why = "the attention scores are divided by it in float32: past this range they or their "
-            "gradients overflow or underflow"},
-    {"model", "causal", T_BOOL, F(model.causal), .flags = DERIVED},
-    ENUM("model", "pool", model.pool, "mean", "first"),
-    INT("train", "epochs", train.epochs, 1, 10),
-    INT("train", "batch_size", train.batch_size, 1, 32),
-    INT("train", "warmup_steps", train.warmup_steps, 0, 0),
-    ENUM("train", "optimizer", train.optimizer, "adamw", "sgd"),
-    NUM("train", "lr", train.lr, 0, OPEN, HUGE_VAL, SHUT, 1e-3),
-    NUM("train", "beta1", train.beta1, 0, SHUT, 1, OPEN, 0.9),
-    NUM("train", "beta2", train.beta2, 0, SHUT, 1, OPEN, 0.999),
-    NUM("train", "eps", train.eps, 0, OPEN, HUGE_VAL, SHUT, 1e-8),
-    NUM("train", "weight_decay", train.weight_decay, 0, SHUT, HUGE_VAL, SHUT, 0.01),
-    NUM("train", "momentum", train.momentum, 0, SHUT, 1, OPEN, 0.9),
-    NUM("train", "grad_clip", train.grad_clip, 0, SHUT, HUGE_VAL, SHUT, 1.0),
-    ENUM("train", "schedule", train.schedule, "constant", "linear", "cosine"),
+            "gradients overflow or underflow",
+     .doc = "the attention scores are divided by it too; past its range the float32 scores or "
+            "their gradients overflow or underflow"},
+    {"model", "causal", T_BOOL, F(model.causal), .flags = DERIVED,
+     .dflt = "true for `lm`, else false",
+     .doc = "each position attends to itself and earlier ones only; `lm` requires true"},
+    ENUM("model", "pool", model.pool,
+         "classify: what the head reads, the mean over the real tokens or the first token", "mean",
+         "first"),
+    INT("train", "epochs", train.epochs, 1, 10, "passes over the training data"),
+    INT("train", "batch_size", train.batch_size, 1, 32, "examples per step"),
+    INT("train", "warmup_steps", train.warmup_steps, 0, 0,
+        "linear warm-up before the schedule: lr (k+1) / warmup_steps at step k"),
+    ENUM("train", "optimizer", train.optimizer,
+         "PyTorch's update rules (`src/train/optim/optim.h`): AdamW without amsgrad; SGD with "
+         "momentum, no dampening or Nesterov",
+         "adamw", "sgd"),
+    NUM("train", "lr", train.lr, 0, OPEN, HUGE_VAL, SHUT, 1e-3,
+        "the learning rate (a normal float32)"),
+    NUM("train", "beta1", train.beta1, 0, SHUT, 1, OPEN, 0.9, "AdamW's first-moment decay"),
+    NUM("train", "beta2", train.beta2, 0, SHUT, 1, OPEN, 0.999, "AdamW's second-moment decay"),
+    NUM("train", "eps", train.eps, 0, OPEN, HUGE_VAL, SHUT, 1e-8,
+        "AdamW's term in the denominator (a normal float32)"),
+    NUM("train", "weight_decay", train.weight_decay, 0, SHUT, HUGE_VAL, SHUT, 0.01,
+        "AdamW: decoupled; SGD: L2; on every parameter"),
+    NUM("train", "momentum", train.momentum, 0, SHUT, 1, OPEN, 0.9, "SGD's momentum"),
+    NUM("train", "grad_clip", train.grad_clip, 0, SHUT, HUGE_VAL, SHUT, 1.0,
+        "the largest global gradient norm, as `clip_grad_norm_` (0: no clipping)"),
+    ENUM("train", "schedule", train.schedule,
+         "the rate after warm-up: constant, or decayed to 0 at the schedule's last step "
+         "linearly or along a cosine",
+         "constant", "linear", "cosine"),
     {"train", "schedule_epochs", T_INT, F(train.schedule_epochs), .lo = 1, .hi = INT_MAX,
-     .flags = DERIVED},
-    {"output", "dir", T_STR, F(output.dir), .flags = DERIVED},
-    INT("output", "attention_every", output.attention_every, 0, 1),
-    INT("output", "checkpoint_every", output.checkpoint_every, 0, 0),
-    INT("output", "log_every", output.log_every, 1, 1),
-    ENUM("study", "kind", study.kind, "none", "scaling"),
-    INT("study", "samples", study.samples, 1000, 10000),
-    INT("study", "d_model", study.d_model, 1, 256),
-    INT("study", "n_heads", study.n_heads, 1, 4),
-    INT("study", "epochs", study.epochs, 1, 3),
-    INT("study", "seeds", study.seeds, 1, 5),
+     .flags = DERIVED, .dflt = "`train.epochs`",
+     .doc = "the epochs the schedule spans, warm-up included; later steps keep its last rate. "
+            "On `--resume`, unless given, the checkpoint's"},
+    {"output", "dir", T_STR, F(output.dir), .flags = DERIVED,
+     .dflt = "`\"runs/<config file name>\"`", .allowed = "a path",
+     .doc = "the run folder, relative to the current directory (created)"},
+    INT("output", "attention_every", output.attention_every, 0, 1,
+        "epochs between attention dumps (0: none)"),
+    INT("output", "checkpoint_every", output.checkpoint_every, 0, 0,
+        "epochs between checkpoints (0: only after the last)"),
+    INT("output", "log_every", output.log_every, 1, 1,
+        "steps between training lines of `metrics.jsonl`"),
+    ENUM("study", "kind", study.kind, "`\"scaling\"` runs the scaling study instead of training",
+         "none", "scaling"),
+    INT("study", "samples", study.samples, 1000, 10000, "draws per d_k in the study's parts 1-3"),
+    INT("study", "d_model", study.d_model, 1, 256,
+        "the width of part 4's model; divisible by `study.n_heads`"),
+    INT("study", "n_heads", study.n_heads, 1, 4,
+        "the heads of part 4's model (d_k = `study.d_model` / `study.n_heads`)"),
+    INT("study", "epochs", study.epochs, 1, 3, "epochs of each of part 4's trainings"),
+    INT("study", "seeds", study.seeds, 1, 5,
+        "part 4 trains both variants with seeds `seed` to `seed + seeds - 1`; its verdicts hold "
+        "only when they hold for every seed"),
 };
 _Static_assert(sizeof tt_config_keys / sizeof tt_config_keys[0] == TT_CONFIG_N_KEYS,
                "TT_CONFIG_N_KEYS (config_keys.h) must count the keys of tt_config_keys");
@@ -186,6 +258,101 @@ char *tt_config_to_json(const tt_config *c)
     cJSON_Delete(root);
     TT_ASSERT(s);
     return s;
+}
+
+/* The reference's cells for key k: its type, its default and what is allowed. */
+static const char *ref_type(const tt_config_key *k)
+{
+    static const char *const names[] = {
+        [T_INT] = "integer", [T_I64] = "integer", [T_NUM] = "number", [T_BOOL] = "bool",
+        [T_ENUM] = "string", [T_STR] = "string",  [T_PATH] = "path",  [T_STRS] = "list of strings"};
+    return names[k->type];
+}
+
+/* d as the reference writes it: the config's own shortest text, its exponent without a '+' or
+ * leading zeros (1e-8, 1e20; tt_config_number_text gives 1e-08, 1e+20). */
+static const char *ref_number(double d, char *buf, size_t len)
+{
+    tt_config_number_text(d, buf, len);
+    char *e = strchr(buf, 'e');
+    if (e) {
+        char *digits = e + 1 + (e[1] == '-' || e[1] == '+');
+        size_t zeros = strspn(digits, "0");
+        if (e[1] == '+')
+            memmove(e + 1, digits + zeros, strlen(digits + zeros) + 1);
+        else
+            memmove(digits, digits + zeros, strlen(digits + zeros) + 1);
+    }
+    return buf;
+}
+
+static void ref_default(const tt_config_key *k, char *buf, size_t len)
+{
+    char num[32];
+    if (k->flags & REQUIRED)
+        snprintf(buf, len, "required");
+    else if (k->flags & OPTIONAL)
+        snprintf(buf, len, "absent");
+    else if (k->dflt)
+        snprintf(buf, len, "%s", k->dflt);
+    else if (k->type == T_BOOL)
+        snprintf(buf, len, "%s", k->def != 0 ? "true" : "false");
+    else if (k->type == T_ENUM)
+        snprintf(buf, len, "`\"%s\"`", k->names[(int)k->def]);
+    else if (k->type == T_PATH || k->type == T_STR)
+        snprintf(buf, len, "`\"%s\"`", k->sdef);
+    else if (k->type == T_STRS)
+        snprintf(buf, len, "[]");
+    else
+        snprintf(buf, len, "%s", ref_number(k->def, num, sizeof num));
+}
+
+static void ref_allowed(const tt_config_key *k, char *buf, size_t len)
+{
+    char lo[32], hi[32];
+    ref_number(k->lo, lo, sizeof lo);
+    ref_number(k->hi, hi, sizeof hi);
+    size_t n = 0;
+    if (k->allowed) {
+        snprintf(buf, len, "%s", k->allowed);
+    } else if (k->type == T_ENUM) {
+        buf[0] = '\0';
+        for (int i = 0; i < 5 && k->names[i]; i++)
+            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s`\"%s\"`", i ? ", " : "",
+                                  k->names[i]);
+    } else if (k->type == T_BOOL) {
+        snprintf(buf, len, "true, false");
+    } else if (k->type == T_INT || k->type == T_I64) {
+        if (k->hi == INT_MAX)
+            snprintf(buf, len, ">= %s", lo);
+        else
+            snprintf(buf, len, "%s to %s", lo, hi);
+    } else if (k->type == T_NUM) {
+        if (isinf(k->hi))
+            snprintf(buf, len, "%s %s", k->lo_open ? ">" : ">=", lo);
+        else
+            snprintf(buf, len, "%s%s, %s%s", k->lo_open ? "(" : "[", lo, hi,
+                     k->hi_open ? ")" : "]");
+    } else {
+        snprintf(buf, len, "%s", k->type == T_STRS ? "strings" : "a path");
+    }
+}
+
+size_t tt_config_reference(char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len,
+                                "| key | type | default | allowed | meaning |\n"
+                                "| --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < TT_CONFIG_N_KEYS; i++) {
+        const tt_config_key *k = &tt_config_keys[i];
+        char def[96], allowed[160];
+        ref_default(k, def, sizeof def);
+        ref_allowed(k, allowed, sizeof allowed);
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "| `%s%s%s` | %s | %s | %s | %s |\n",
+                              k->section ? k->section : "", k->section ? "." : "", k->name,
+                              ref_type(k), def, allowed, k->doc);
+    }
+    return n;
 }
 
 /* The number, in document order, of the first string of text (keys and values alike) that

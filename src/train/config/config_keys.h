@@ -27,6 +27,10 @@ typedef struct tt_config_key {
     const char *sdef;      /* T_STR, T_PATH */
     int flags;
     const char *why;       /* NULL, or why the range is narrower than the type's (messages) */
+    /* The reference (tt_config_reference, docs/config.md): one line of meaning, in Markdown;
+     * for a DERIVED key, dflt says what the default is; allowed, where set, replaces the range
+     * or the names the table would print. */
+    const char *doc, *dflt, *allowed;
 } tt_config_key;
 
 /* Every key, in the order tt_config_to_json writes them (config_json.c; a static assert there
