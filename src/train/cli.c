@@ -47,7 +47,7 @@ static const char USAGE[] =
     "Exit status: 0 done; 2 a mistake in the input or a failed write; 128 + the signal that\n"
     "stopped the run after a checkpoint: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE\n"
     "(mpirun itself signalled exits 1: Open MPI's status).\n"
-    "Every config key, its default and the outputs: README.md.\n";
+    "Every config key and its default: docs/config.md; the outputs: docs/training.md.\n";
 /* what a mistake on the command line prints after its message */
 static const char SHORT_USAGE[] =
     "usage: ./train CONFIG.json [--set KEY=VALUE]... [--resume CHECKPOINT | --overwrite] "

@@ -1,5 +1,5 @@
 /* cuda_emu/selftest.cu: the emulator's own test (make CUDA_EMU=1 test-emu runs it first): that
- * what README.md says it catches, it catches, so that the CUDA suite passing under it means
+ * what docs/gpu.md says it catches, it catches, so that the CUDA suite passing under it means
  * what it claims. Each case is a small kernel, right or wrong; a wrong one must end the process
  * with the emulator's message (run in a child), or give the poisoned value a missed barrier
  * reads, or touch a guard page. Written as CUDA, so it would compile under nvcc too; built

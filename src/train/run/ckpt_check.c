@@ -247,8 +247,8 @@ int tt_checkpoint_check_data(const tt_st_file *f, const char *path, tt_ckpt_info
  * moments mean (train.optimizer) and the relation of steps to epochs (train.batch_size).
  * Keys that may change silently: where and how fast it runs, what it writes, how long it
  * trains. Any other difference (a learning rate, a data path...) is accepted with a note: a
- * deliberate change of course that leaves the checkpoint meaningful. README's "Resume rules"
- * lists the same. */
+ * deliberate change of course that leaves the checkpoint meaningful. docs/training.md's "Resume
+ * rules" lists the same. */
 static const char *const MUST_MATCH[] = {"seed", "model.*", "data.task", "data.seq_len",
                                          "data.truncate", "data.mask_prob", "data.valid_share",
                                          "train.optimizer", "train.batch_size"};
@@ -328,5 +328,6 @@ int tt_checkpoint_check_config(const tt_config *cfg, const char *ckpt_json, cons
     if (!n) return 0;
     return tt_errorf(err, errlen, "%s: the checkpoint was trained under another config; %d "
                      "key%s must match to resume:%s\nHINT: resume with the config the checkpoint "
-                     "was trained with (README: Resume rules)", path, n, n > 1 ? "s" : "", must);
+                     "was trained with (docs/training.md: Resume rules)",
+                     path, n, n > 1 ? "s" : "", must);
 }

@@ -287,8 +287,8 @@ int tt_checkpoint_check_data(const tt_st_file *f, const char *path, tt_ckpt_info
  * tt_st_read_data's bound, so that a huge file is refused before it is read. */
 uint64_t tt_checkpoint_max_data(const tt_params *ps);
 /* --resume: the config cfg against the checkpoint's (its __metadata__.config). The keys that
- * must match (README, "Resume rules") differing: -1, err listing each with both values. Other
- * differences but those that may change freely: a note on stdout. */
+ * must match (docs/training.md, "Resume rules") differing: -1, err listing each with both
+ * values. Other differences but those that may change freely: a note on stdout. */
 int tt_checkpoint_check_config(const tt_config *cfg, const char *ckpt_json, const char *path,
                                char *err, size_t errlen);
 /* dump.c, --dump-first-step: one forward and backward pass on the first training batch,

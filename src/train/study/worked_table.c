@@ -281,8 +281,8 @@ const char *const tt_worked_skipped[] = {
     "001, l. 235-239: the `bank` vectors `[0.3, 0.7, 0.1, ...]`: illustrations without inputs",
     "003, l. 202: `6~12층`: an empirical claim about other models",
     "004, l. 37-41: the `Time flies like an arrow` and `Fruit flies like a banana` maps are "
-    "pictures, with no numbers in the text; the README shows this project's trained maps of "
-    "both sentences",
+    "pictures, with no numbers in the text; docs/training.md shows this project's trained maps "
+    "of both sentences",
 };
 
 const int tt_worked_n_skipped = (int)(sizeof tt_worked_skipped / sizeof tt_worked_skipped[0]);

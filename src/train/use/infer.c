@@ -56,7 +56,7 @@ static const char USAGE[] =
     "CK is a checkpoint written by ./train (RUN/checkpoints/epoch_NNN.safetensors). Words are\n"
     "spelled as its training data are (lower case, punctuation dropped, when its vocabulary\n"
     "has neither); words it does not know are fed as [UNK], named on stderr and shown so.\n"
-    "More: README.md, docs/design.md.\n";
+    "More: docs/infer.md, docs/design.md.\n";
 /* what a mistake on the command line prints after its message */
 static const char SHORT_USAGE[] =
     "usage: ./infer maps|predict|generate|eval CHECKPOINT ARGUMENTS... [OPTIONS]\n"
