@@ -369,11 +369,11 @@ SLOT(RELU_DROP_BWD, "relu_dropout_backward",
      d->relu_dropout_backward(p[0], p[1], p[2], c->p, c->n, c->acc), {"dx", GRAD, SN, F},
      {"out", IN, SN, F}, {"dout", IN, SN, F})
 SLOT(GELU_DROP, "gelu_dropout_forward",
-     d->gelu_dropout_forward(p[0], p[1], p[2], c->p, c->at, c->n), {"out", DROP, SN, F},
-     {"mask", EXACT, SN, U8}, {"inp", IN, SN, F})
+     d->gelu_dropout_forward(p[0], p[1], p[2], p[3], c->p, c->at, c->n), {"out", DROP, SN, F},
+     {"mask", EXACT, SN, U8}, {"deriv", OUT, SN, F}, {"inp", IN, SN, F})
 SLOT(GELU_DROP_BWD, "gelu_dropout_backward",
      d->gelu_dropout_backward(p[0], p[1], p[2], p[3], c->p, c->n, c->acc), {"dinp", GRAD, SN, F},
-     {"mask", IN, SN, U8}, {"inp", IN, SN, F}, {"dout", IN, SN, F})
+     {"mask", IN, SN, U8}, {"deriv", IN, SN, F}, {"dout", IN, SN, F})
 /* x is read: compared like a sum */
 SLOT(DROP_ADD, "dropout_add_forward", d->dropout_add_forward(p[0], p[1], p[2], c->p, c->at, c->n),
      {"x", GRAD, SN, F}, {"mask", EXACT, SN, U8}, {"res", IN, SN, F})

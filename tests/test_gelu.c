@@ -194,37 +194,55 @@ static tt_rng draw_at(int64_t skip, int64_t n)
 }
 
 /* forward: dropout_forward's mask and the bits of dropout_forward(gelu_forward(x)); p = 0:
- * gelu_forward's bits, the mask untouched */
+ * gelu_forward's bits, the mask untouched; the derivative it saves, gelu_backward's with dy 1,
+ * into its own buffer, over x itself (the in-place op's call), or not at all (NULL) */
 START_TEST(test_gelu_dropout_forward_is_unfused)
 {
     static const double P[] = {0, 0.1, 0.5};
     for (int k = 0; k < NSIZES; k++)
-        for (int j = 0; j < 3; j++) {
-            int64_t n = SIZES[k];
-            real p = (real)P[j];
-            tt_rng at = draw_at(13 * k, n);
-            real *x = randn(n, 720), *h = tt_test_alloc(n), *want = tt_test_alloc(n);
-            real *out = tt_test_alloc(n);
-            uint8_t *mask = tt_xmalloc((size_t)n), *wmask = tt_xmalloc((size_t)n);
-            for (int64_t i = 0; i < n; i++) x[i] *= R(4);
-            memset(mask, 0xab, (size_t)n);
-            be->gelu_forward(h, x, n);
-            if (p > R(0))
-                be->dropout_forward(want, wmask, h, p, at, n);
-            else
-                memcpy(want, h, (size_t)n * sizeof(real));
-            be->gelu_dropout_forward(out, p > R(0) ? mask : NULL, x, p, at, n);
-            const char *what = label("gelu_dropout_forward n=%lld p=%g", (long long)n, (double)p);
-            ck_assert_msg(memcmp(out, want, (size_t)n * sizeof(real)) == 0, "%s: values", what);
-            if (p > R(0))
-                ck_assert_msg(memcmp(mask, wmask, (size_t)n) == 0, "%s: mask", what);
-            free_all(x, h, want, out, mask, wmask);
-        }
+        for (int j = 0; j < 3; j++)
+            for (int where = 0; where < 3; where++) {
+                int64_t n = SIZES[k];
+                real p = (real)P[j];
+                tt_rng at = draw_at(13 * k, n);
+                real *x = randn(n, 720), *h = tt_test_alloc(n), *want = tt_test_alloc(n);
+                real *out = tt_test_alloc(n), *d = tt_test_alloc(n), *wd = tt_test_alloc(n);
+                real *ones = tt_test_alloc(n), *x2 = tt_test_alloc(n);
+                uint8_t *mask = tt_xmalloc((size_t)n), *wmask = tt_xmalloc((size_t)n);
+                for (int64_t i = 0; i < n; i++) {
+                    x[i] *= R(4);
+                    x2[i] = x[i];
+                    ones[i] = R(1);
+                    wd[i] = R(0);
+                }
+                memset(mask, 0xab, (size_t)n);
+                be->gelu_forward(h, x, n);
+                be->gelu_backward(wd, x, ones, n); /* 0 + 1 * gelu'(x): gelu'(x) exactly */
+                if (p > R(0))
+                    be->dropout_forward(want, wmask, h, p, at, n);
+                else
+                    memcpy(want, h, (size_t)n * sizeof(real));
+                real *deriv = where == 0 ? d : where == 1 ? x2 : NULL;
+                be->gelu_dropout_forward(out, p > R(0) ? mask : NULL, deriv, where == 1 ? x2 : x,
+                                         p, at, n);
+                const char *what = label("gelu_dropout_forward n=%lld p=%g deriv %s", (long long)n,
+                                         (double)p, where == 0 ? "apart" : where == 1 ? "over x"
+                                                                                      : "NULL");
+                ck_assert_msg(memcmp(out, want, (size_t)n * sizeof(real)) == 0, "%s: values",
+                              what);
+                if (p > R(0))
+                    ck_assert_msg(memcmp(mask, wmask, (size_t)n) == 0, "%s: mask", what);
+                if (deriv)
+                    ck_assert_msg(memcmp(deriv, wd, (size_t)n * sizeof(real)) == 0,
+                                  "%s: gelu'(x)", what);
+                free_all(x, h, want, out, d, wd, ones, x2, mask, wmask);
+            }
 }
 END_TEST
 
-/* backward: what dropout_backward into a zeroed gradient, then gelu_backward, give (mask NULL:
- * gelu_backward alone), added to a prefill (acc) or written over NaN (a fresh gradient) */
+/* backward, from the derivative the forward saved: what dropout_backward into a zeroed gradient,
+ * then gelu_backward, give (mask NULL: gelu_backward alone), added to a prefill (acc) or written
+ * over NaN (a fresh gradient) */
 START_TEST(test_gelu_dropout_backward_is_unfused)
 {
     for (int k = 0; k < NSIZES; k++)
@@ -234,10 +252,10 @@ START_TEST(test_gelu_dropout_backward_is_unfused)
                 real p = j ? R(0.3) : R(0);
                 real *x = randn(n, 730), *dy = randn(n, 731), *g0 = randn(n, 732);
                 real *dh = tt_test_alloc(n), *want = tt_test_alloc(n), *dx = tt_test_alloc(n);
-                real *y = tt_test_alloc(n);
+                real *y = tt_test_alloc(n), *d = tt_test_alloc(n);
                 uint8_t *mask = tt_xmalloc((size_t)n);
                 for (int64_t i = 0; i < n; i++) x[i] *= R(4);
-                be->gelu_dropout_forward(y, mask, x, p, draw_at(8, n), n);
+                be->gelu_dropout_forward(y, mask, d, x, p, draw_at(8, n), n);
                 memset(dh, 0, (size_t)n * sizeof(real));
                 if (p > R(0))
                     be->dropout_backward(dh, mask, dy, p, n, true);
@@ -248,11 +266,11 @@ START_TEST(test_gelu_dropout_backward_is_unfused)
                     dx[i] = acc ? g0[i] : (real)NAN;
                 }
                 be->gelu_backward(want, x, dh, n);
-                be->gelu_dropout_backward(dx, p > R(0) ? mask : NULL, x, dy, p, n, acc);
+                be->gelu_dropout_backward(dx, p > R(0) ? mask : NULL, d, dy, p, n, acc);
                 ck_assert_close(label("gelu_dropout_backward n=%lld p=%g acc=%d", (long long)n,
                                       (double)p, acc),
                                 dx, want, n, 0, 0);
-                free_all(x, dy, g0, dh, want, dx, y, mask);
+                free_all(x, dy, g0, dh, want, dx, y, d, mask);
             }
 }
 END_TEST

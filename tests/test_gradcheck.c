@@ -103,6 +103,11 @@ static tt_var *f_gelu_dropout_fresh(tt_graph *g, tt_var **x, void *ctx)
 {
     return tt_gelu_dropout(g, tt_scale(g, x[0], R(1)), ctx_of(ctx)->p);
 }
+/* in place: gelu'(x) over x's memory, so x must be an intermediate (x * 1) */
+static tt_var *f_gelu_dropout_in_place(tt_graph *g, tt_var **x, void *ctx)
+{
+    return tt_gelu_dropout_(g, tt_scale(g, x[0], R(1)), ctx_of(ctx)->p);
+}
 static tt_var *f_sum(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_sum(g, x[0]); }
 static tt_var *f_mean(tt_graph *g, tt_var **x, void *ctx) { (void)ctx; return tt_mean(g, x[0]); }
 static tt_var *f_layernorm(tt_graph *g, tt_var **x, void *ctx)
@@ -195,6 +200,10 @@ START_TEST(test_gc_dropout)
          .shape = {tt_shape2(5, 9)});
     CASE(.label = "gelu_dropout p=0.3 fresh", .f = f_gelu_dropout_fresh, .n_in = 1,
          .p = R(0.3), .shape = {tt_shape2(5, 9)});
+    CASE(.label = "gelu_dropout_ p=0", .f = f_gelu_dropout_in_place, .n_in = 1,
+         .shape = {tt_shape2(5, 9)});
+    CASE(.label = "gelu_dropout_ p=0.3", .f = f_gelu_dropout_in_place, .n_in = 1, .p = R(0.3),
+         .shape = {tt_shape2(5, 9)});
     CASE(.label = "dropout_add p=0", .f = f_dropout_add, .n_in = 2,
          .shape = {tt_shape2(4, 7), tt_shape2(4, 7)});
     CASE(.label = "dropout_add p=0.3", .f = f_dropout_add, .n_in = 2, .p = R(0.3),

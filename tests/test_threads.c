@@ -356,14 +356,18 @@ START_TEST(test_threaded_dropout_same_bits)
     ck_assert(memcmp(mask, mask1, (size_t)n) == 0);
     SAME_BITS("dropout backward", out, g0, n, be->dropout_backward(out, mask, x, R(0.3), n, true));
     /* GELU + dropout: the mask is drawn in pieces inside each thread's range */
-    SAME_BITS("gelu dropout", out, g0, n, be->gelu_dropout_forward(out, mask, x, R(0.3), at, n));
+    real *d = malloc((size_t)n * sizeof(real));
+    SAME_BITS("gelu dropout", out, g0, n,
+              be->gelu_dropout_forward(out, mask, NULL, x, R(0.3), at, n));
+    SAME_BITS("gelu dropout's derivative", d, g0, n,
+              be->gelu_dropout_forward(out, mask, d, x, R(0.3), at, n));
     tt_pool_start(1);
-    be->gelu_dropout_forward(out, mask1, x, R(0.3), at, n);
+    be->gelu_dropout_forward(out, mask1, NULL, x, R(0.3), at, n);
     ck_assert(memcmp(mask, mask1, (size_t)n) == 0);
     for (int acc = 0; acc < 2; acc++)
         SAME_BITS("gelu dropout backward", out, g0, n,
-                  be->gelu_dropout_backward(out, mask, x, g0, R(0.3), n, acc));
-    free_all(x, g0, out, mask, mask1);
+                  be->gelu_dropout_backward(out, mask, d, g0, R(0.3), n, acc));
+    free_all(x, g0, out, d, mask, mask1);
 }
 END_TEST
 

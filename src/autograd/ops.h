@@ -39,10 +39,15 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p);
 tt_var *tt_relu_dropout_(tt_graph *g, tt_var *x, real p);
 /* res + dropout(x): a sublayer's output into the residual stream; saves the mask */
 tt_var *tt_dropout_add_(tt_graph *g, tt_var *x, tt_var *res, real p);
-/* dropout(gelu(x)), not in place (GELU's backward needs x): one new tensor instead of two,
- * the mask saved, the same mask and values as tt_dropout(g, tt_gelu(g, x), p); x may have
- * other uses. Not training or p == 0: gelu(x). */
+/* dropout(gelu(x)), out of place: one new tensor instead of two, the mask saved and gelu'(x),
+ * computed with the value, saved in the arena for the backward; the same mask and values as
+ * tt_dropout(g, tt_gelu(g, x), p), and the same gradient; x may have other uses. Not training
+ * or p == 0: gelu(x). */
 tt_var *tt_gelu_dropout(tt_graph *g, tt_var *x, real p);
+/* The same, with gelu'(x) written over x's memory when a node records (no arena for it): x's
+ * value is gone after the call, so x must have no other use (linear1's output in the
+ * feed-forward block). */
+tt_var *tt_gelu_dropout_(tt_graph *g, tt_var *x, real p);
 
 /* softmax over the last dim of x [..., C] */
 tt_var *tt_softmax(tt_graph *g, tt_var *x);

@@ -84,27 +84,44 @@ tt_var *tt_dropout(tt_graph *g, tt_var *x, real p)
 
 /* ---- fused: the encoder's dropouts without a tensor of their own ------------------------ */
 
-/* saved[0].data: the keep mask (NULL when p is 0); x, linear1's output, is read again */
+/* saved[0].data: the keep mask (NULL when p is 0); saved[1].data: gelu'(x), which the forward
+ * wrote with the value (so the backward is products only, no erf) */
 static void gelu_dropout_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0];
     bool fresh;
     real *dx = tt_var_grad_maybe_fresh(g, x, &fresh); /* usually fresh: written, not added */
-    g->be->gelu_dropout_backward(dx, n->saved[0].data, x->val.data, n->out->grad.data, n->f[0],
-                                 x->val.n, !fresh);
+    g->be->gelu_dropout_backward(dx, n->saved[0].data, n->saved[1].data, n->out->grad.data,
+                                 n->f[0], x->val.n, !fresh);
 }
 
-tt_var *tt_gelu_dropout(tt_graph *g, tt_var *x, real p)
+/* dropout(gelu(x)); when a node records, gelu'(x) goes over x's memory (over_x) or into the
+ * arena */
+static tt_var *gelu_dropout(tt_graph *g, tt_var *x, real p, bool over_x)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
     if (!g->training) p = R(0);
+    int64_t n = x->val.n;
+    bool records = !g->no_grad && x->requires_grad;
     tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
     tt_rng at;
-    uint8_t *mask = dropout_mask(g, x->val.n, p, &at);
-    g->be->gelu_dropout_forward(out->val.data, mask, x->val.data, p, at, x->val.n);
-    record_dropout(g, "gelu_dropout", gelu_dropout_backward, out, x, NULL, mask, p);
+    uint8_t *mask = dropout_mask(g, n, p, &at);
+    real *deriv = !records ? NULL
+                  : over_x ? x->val.data
+                           : tt_arena_alloc(g->data, (size_t)n * sizeof(real));
+    g->be->gelu_dropout_forward(out->val.data, mask, deriv, x->val.data, p, at, n);
+    tt_node *node = tt_record(g, "gelu_dropout", gelu_dropout_backward, out, x, NULL, NULL);
+    if (node) {
+        node->saved[0].data = mask;
+        node->saved[1].data = deriv;
+        node->f[0] = p;
+    }
     return out;
 }
+
+tt_var *tt_gelu_dropout(tt_graph *g, tt_var *x, real p) { return gelu_dropout(g, x, p, false); }
+
+tt_var *tt_gelu_dropout_(tt_graph *g, tt_var *x, real p) { return gelu_dropout(g, x, p, true); }
 
 /* out aliases x's memory, so the node's output and input share a value: backward reads only
  * the output (x's old value is gone) */

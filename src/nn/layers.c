@@ -137,10 +137,11 @@ tt_var *tt_nn_ffn_forward(tt_graph *g, const tt_nn_ffn *m, tt_var *x)
 {
     tt_var *h = tt_nn_linear_forward(g, &m->linear1, x);
     /* the activation and dropout fused: ReLU in place over linear1's output (one [N, d_ff]
-     * tensor instead of three), GELU into one more (its backward reads linear1's output) */
+     * tensor instead of three), GELU into one more, its derivative for the backward written
+     * over linear1's output, which nothing else reads */
     if (m->act == TT_ACT_RELU)
         h = tt_relu_dropout_(g, h, m->dropout);
     else
-        h = tt_gelu_dropout(g, h, m->dropout);
+        h = tt_gelu_dropout_(g, h, m->dropout);
     return tt_nn_linear_forward(g, &m->linear2, h);
 }

@@ -121,16 +121,18 @@
       (real *x, uint8_t *mask, const real *res, real p, tt_rng at, int64_t n),                     \
       (x, mask, res, p, at, n))                                                                    \
     /* Out of place, the same masks: out = dropout(gelu(inp)), mask (n) as dropout_forward's       \
-     * (p = 0: out = gelu(inp), mask and `at` not used); inp is kept for the backward, dinp +=     \
-     * dout * mask / (1-p) * gelu'(inp) (mask NULL: dout * gelu'(inp)), or dinp = that when        \
+     * (p = 0: out = gelu(inp), mask and `at` not used); deriv (n), unless NULL, = gelu'(inp)      \
+     * for the backward, computed with the value (they share erf's exp); deriv may be inp (each    \
+     * element is read before it is written). The backward: dinp += dout * mask / (1-p) *          \
+     * deriv (mask NULL: dout * deriv), the products in the unfused order, or dinp = that when     \
      * !acc (dinp uninitialised: a fresh gradient). */                                             \
     X(gelu_dropout_forward,                                                                        \
-      (real *out, uint8_t *mask, const real *inp, real p, tt_rng at, int64_t n),                   \
-      (out, mask, inp, p, at, n))                                                                  \
+      (real *out, uint8_t *mask, real *deriv, const real *inp, real p, tt_rng at, int64_t n),      \
+      (out, mask, deriv, inp, p, at, n))                                                           \
     X(gelu_dropout_backward,                                                                       \
-      (real *dinp, const uint8_t *mask, const real *inp, const real *dout, real p, int64_t n,      \
+      (real *dinp, const uint8_t *mask, const real *deriv, const real *dout, real p, int64_t n,    \
        bool acc),                                                                                  \
-      (dinp, mask, inp, dout, p, n, acc))                                                          \
+      (dinp, mask, deriv, dout, p, n, acc))                                                        \
                                                                                                    \
     /* Fused log-softmax + cross-entropy over logits (N,V) with targets (N); targets equal to      \
      * -100 are ignored. loss[0] = mean over counted rows (0 when none count); lse (N) saves the   \

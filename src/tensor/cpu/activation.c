@@ -74,8 +74,38 @@ GELU_LOOP gelu_grad_loop(real *restrict dx, const real *restrict x, const real *
         for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * tt_gelu_deriv(x[i]);
 }
 
+/* the value and the derivative in one pass: the two share erf's exp and polynomials, which the
+ * compiler computes once (the same expressions, so the same bits as two passes) */
+GELU_LOOP gelu_both_loop(real *restrict y, real *restrict d, const real *restrict x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = tt_gelu_value(x[i]);
+        d[i] = tt_gelu_deriv(x[i]);
+    }
+}
+
+/* two loops, as gelu_grad_loop's */
+GELU_LOOP mul_loop(real *restrict dx, const real *restrict dy, const real *restrict d, int64_t n,
+                   bool acc)
+{
+    if (acc)
+        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * d[i];
+    else
+        for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * d[i];
+}
+
 /* TT_VEC (cpu.h): the loops compiled for AVX-512, AVX2 and the baseline, one answer in all */
 TT_VEC void tt_cpu_gelu_rows(real *y, const real *x, int64_t n) { gelu_loop(y, x, n); }
+
+TT_VEC void tt_cpu_gelu_both_rows(real *y, real *d, const real *x, int64_t n)
+{
+    gelu_both_loop(y, d, x, n);
+}
+
+TT_VEC void tt_cpu_mul_rows(real *dx, const real *dy, const real *d, int64_t n, bool acc)
+{
+    mul_loop(dx, dy, d, n, acc);
+}
 
 TT_VEC void tt_cpu_gelu_grad_rows(real *dx, const real *x, const real *dy, int64_t n, bool acc)
 {

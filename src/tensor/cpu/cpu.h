@@ -76,6 +76,11 @@ static inline int tt_tri_cols(int i, int T)
  * dx (n) += dy (n) * gelu'(x (n)), or = with !acc (dx then need not be initialised) */
 void tt_cpu_gelu_rows(real *y, const real *x, int64_t n);
 void tt_cpu_gelu_grad_rows(real *dx, const real *x, const real *dy, int64_t n, bool acc);
+/* y (n) = gelu(x), d (n) = gelu'(x) in one pass, neither overlapping x or each other (the same
+ * bits as tt_cpu_gelu_rows and tt_cpu_gelu_grad_rows' derivative); dx (n) += dy (n) * d (n), or
+ * = with !acc */
+void tt_cpu_gelu_both_rows(real *y, real *d, const real *x, int64_t n);
+void tt_cpu_mul_rows(real *dx, const real *dy, const real *d, int64_t n, bool acc);
 /* keep[e] = uniform(at, first + e) >= p for e < n: the mask tt_dropout draws, 32 elements at a
  * time (tt_rng_keep_at). Also the attention weights' dropout mask. */
 void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n, real p);

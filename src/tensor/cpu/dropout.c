@@ -6,11 +6,14 @@
  *   relu then dropout   in place, x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
  *                       dx_i += dy_i / (1 - p) exactly where the output is > 0
  *   dropout then add    in place, x_i = res_i + keep_i * x_i / (1 - p); saves the mask
- *   gelu then dropout   y_i = keep_i * gelu(x_i) / (1 - p), x kept (the backward needs it) and
- *                       the mask saved; dx_i += dy_i * keep_i / (1 - p) * gelu'(x_i). The
- *                       products are the unfused ops', in their order: the same bits. */
+ *   gelu then dropout   y_i = keep_i * gelu(x_i) / (1 - p), the mask saved and gelu'(x_i)
+ *                       written for the backward (over x when the caller says so); dx_i +=
+ *                       dy_i * keep_i / (1 - p) * gelu'(x_i). The products are the unfused
+ *                       ops', in their order: the same bits. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+
+#include <string.h>
 
 /* keep bit of element e of the draw at `at`, through the Philox core: the scalar path, the
  * per-element computation a device kernel makes */
@@ -42,6 +45,7 @@ void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n,
 typedef struct drop {
     real *y;
     uint8_t *mask;
+    real *deriv; /* gelu's forward: gelu'(x), or NULL */
     const real *x, *res;
     real p;
     tt_rng at;
@@ -188,41 +192,45 @@ void tt_cpu_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p,
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, dropout_add_range, &d);
 }
 
-/* gelu + dropout, a piece at a time: GELU's vector loop, then the mask over the same piece
- * while it is in L1 */
+/* gelu + dropout, a piece at a time: GELU's vector loop (with the derivative into a stack
+ * piece, copied out after, since deriv may be x), then the mask over the same piece while it
+ * is in L1 */
 TT_VEC static void gelu_dropout_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
-    if (d->p == R(0)) {
-        tt_cpu_gelu_rows(d->y + lo, d->x + lo, hi - lo);
-        return;
-    }
-    real scale = R(1) / (R(1) - d->p);
+    real scale = d->p > R(0) ? R(1) / (R(1) - d->p) : R(1), deriv[PIECE];
     for (int64_t b = lo; b < hi; b += PIECE) {
         int64_t e = b + PIECE < hi ? b + PIECE : hi;
-        tt_cpu_gelu_rows(d->y + b, d->x + b, e - b);
+        if (d->deriv) {
+            tt_cpu_gelu_both_rows(d->y + b, deriv, d->x + b, e - b);
+            memcpy(d->deriv + b, deriv, (size_t)(e - b) * sizeof(real));
+        } else {
+            tt_cpu_gelu_rows(d->y + b, d->x + b, e - b);
+        }
+        if (d->p == R(0)) continue;
         tt_cpu_keep_mask(d->mask + b, &d->at, b, e - b, d->p);
         masked_scale(d->y + b, d->y + b, d->mask + b, scale, e - b);
     }
 }
 
-void tt_cpu_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                                 int64_t n)
+void tt_cpu_gelu_dropout_forward(real *out, uint8_t *mask, real *deriv, const real *inp, real p,
+                                 tt_rng at, int64_t n)
 {
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
-    drop d = {.y = out, .mask = mask, .x = inp, .p = p, .at = at};
+    drop d = {.y = out, .mask = mask, .deriv = deriv, .x = inp, .p = p, .at = at};
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, gelu_dropout_range, &d);
 }
 
-/* dropout's backward into a stack piece, then GELU's: the unfused order of the products */
+/* dropout's backward into a stack piece, then the product with the saved derivative: the
+ * unfused order of the products, dx = (dy * keep * scale) * gelu'(x) */
 TT_VEC static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const drop *d = ctx;
-    const real *x = d->x, *dy = d->res;
+    const real *deriv = d->x, *dy = d->res;
     if (!d->mask) {
-        tt_cpu_gelu_grad_rows(d->y + lo, x + lo, dy + lo, hi - lo, d->acc);
+        tt_cpu_mul_rows(d->y + lo, dy + lo, deriv + lo, hi - lo, d->acc);
         return;
     }
     real scale = R(1) / (R(1) - d->p);
@@ -230,13 +238,13 @@ TT_VEC static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi
     for (int64_t b = lo; b < hi; b += PIECE) {
         int64_t e = b + PIECE < hi ? b + PIECE : hi;
         masked_scale(g, dy + b, d->mask + b, scale, e - b);
-        tt_cpu_gelu_grad_rows(d->y + b, x + b, g, e - b, d->acc);
+        tt_cpu_mul_rows(d->y + b, g, deriv + b, e - b, d->acc);
     }
 }
 
-void tt_cpu_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+void tt_cpu_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *deriv,
                                   const real *dout, real p, int64_t n, bool acc)
 {
-    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = inp, .res = dout, .p = p, .acc = acc};
+    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = deriv, .res = dout, .p = p, .acc = acc};
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, gelu_dropout_backward_range, &d);
 }

@@ -4,7 +4,7 @@
  *   relu then dropout   in place, x_i = keep_i * max(x_i, 0) / (1 - p); saves nothing, since
  *                       dx_i += dy_i / (1 - p) exactly where the output is > 0
  *   dropout then add    in place, x_i = res_i + keep_i * x_i / (1 - p); saves the mask
- *   gelu then dropout   y_i = keep_i * gelu(x_i) / (1 - p); saves the mask, x is kept:
+ *   gelu then dropout   y_i = keep_i * gelu(x_i) / (1 - p); saves the mask and gelu'(x_i):
  *                       dx_i += dy_i * keep_i / (1 - p) * gelu'(x_i)
  * The masks equal the CPU's bit for bit (tt_dropout_keep4 in tensor/kernel_math.h), and so do
  * the values: 1/(1-p) is rounded once on the host, as the CPU does, and the products are
@@ -91,17 +91,19 @@ static __device__ __forceinline__ void store4b(uint8_t *p, unsigned bits, int64_
 }
 
 /* every pointer given (NULL counts as aligned) at a multiple of its quad's size */
-static bool quads(const void *a, const void *b, const void *c, const uint8_t *mask)
+static bool quads(const void *a, const void *b, const void *c, const void *d,
+                  const uint8_t *mask)
 {
-    return tt_cuda_quads({a, b, c}) && (uintptr_t)mask % sizeof(byte4) == 0;
+    return tt_cuda_quads({a, b, c, d}) && (uintptr_t)mask % sizeof(byte4) == 0;
 }
 
 /* out (n) = inp (n) * keep * scale, mask (n) = keep, or no mask when NULL (p = 0); with gelu,
- * gelu(inp) in place of inp; res (n), when not NULL, is added: out = res + that. out may equal
- * inp. vec: quads() of the pointers. */
-static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp, const real *res,
-                                      bool gelu, real scale, tt_rng at, const tt_cuda_vary *vary,
-                                      uint32_t thr, int64_t n, bool vec)
+ * gelu(inp) in place of inp, and deriv (n), when not NULL, = gelu'(inp); res (n), when not NULL,
+ * is added: out = res + that. out and deriv may equal inp (a quad is loaded before it is
+ * stored). vec: quads() of the pointers. */
+static __global__ void dropout_kernel(real *out, uint8_t *mask, real *deriv, const real *inp,
+                                      const real *res, bool gelu, real scale, tt_rng at,
+                                      const tt_cuda_vary *vary, uint32_t thr, int64_t n, bool vec)
 {
     if (vary) at.counter += vary->rng_delta; /* a replayed step's cursor (cuda.h) */
     GRID_LOOP(j, blocks4(n))
@@ -109,7 +111,7 @@ static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp,
         const unsigned keep = keep4(&at, j, thr);
         const int64_t i0 = 4 * j;
         const bool whole = vec && i0 + 4 <= n;
-        real x[4], r[4] = {}, y[4];
+        real x[4], r[4] = {}, y[4], g[4] = {};
         load4(x, inp, i0, whole, n);
         if (res) load4(r, res, i0, whole, n);
 #pragma unroll
@@ -117,20 +119,22 @@ static __global__ void dropout_kernel(real *out, uint8_t *mask, const real *inp,
             bool kept = keep >> k & 1u;
             real v = MUL_RN(gelu ? tt_gelu_value(x[k]) : x[k], scale);
             y[k] = res ? r[k] + (kept ? v : R(0)) : kept ? v : R(0);
+            if (deriv) g[k] = tt_gelu_deriv(x[k]);
         }
         if (mask) store4b(mask, keep, i0, whole, n);
+        if (deriv) store4(deriv, g, i0, whole, n);
         store4(out, y, i0, whole, n);
     }
 }
 
-static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real *res,
-                           bool gelu, real p, tt_rng at, int64_t n)
+static void launch_dropout(real *out, uint8_t *mask, real *deriv, const real *inp,
+                           const real *res, bool gelu, real p, tt_rng at, int64_t n)
 {
     uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        out, mask, inp, res, gelu, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n,
-        quads(out, inp, res, mask));
+        out, mask, deriv, inp, res, gelu, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n,
+        quads(out, inp, res, deriv, mask));
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -138,43 +142,44 @@ static void launch_dropout(real *out, uint8_t *mask, const real *inp, const real
 void tt_cuda_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
                              int64_t n)
 {
-    launch_dropout(out, mask, inp, NULL, false, p, at, n);
+    launch_dropout(out, mask, NULL, inp, NULL, false, p, at, n);
 }
 
 /* x (n) = res (n) + dropout(x), mask (n) written only when p > 0 */
 void tt_cuda_dropout_add_forward(real *x, uint8_t *mask, const real *res, real p, tt_rng at,
                                  int64_t n)
 {
-    launch_dropout(x, p > R(0) ? mask : NULL, x, res, false, p, at, n);
+    launch_dropout(x, p > R(0) ? mask : NULL, NULL, x, res, false, p, at, n);
 }
 
-/* out (n) = dropout(gelu(inp (n))), mask (n) written only when p > 0 */
-void tt_cuda_gelu_dropout_forward(real *out, uint8_t *mask, const real *inp, real p, tt_rng at,
-                                  int64_t n)
+/* out (n) = dropout(gelu(inp (n))), mask (n) written only when p > 0, deriv (n) = gelu'(inp)
+ * unless NULL */
+void tt_cuda_gelu_dropout_forward(real *out, uint8_t *mask, real *deriv, const real *inp, real p,
+                                  tt_rng at, int64_t n)
 {
-    launch_dropout(out, p > R(0) ? mask : NULL, inp, NULL, true, p, at, n);
+    launch_dropout(out, p > R(0) ? mask : NULL, deriv, inp, NULL, true, p, at, n);
 }
 
-/* dinp (n) (+)= dout (n) * keep * scale * gelu'(inp (n)): added with acc, else written; mask
- * (n) NULL at p = 0 (every element kept, scale 1) */
+/* dinp (n) (+)= dout (n) * keep * scale * deriv (n), deriv = gelu'(x) as the forward wrote it:
+ * added with acc, else written; mask (n) NULL at p = 0 (every element kept, scale 1) */
 static __global__ void gelu_dropout_backward_kernel(real *dinp, const uint8_t *mask,
-                                                    const real *inp, const real *dout,
+                                                    const real *deriv, const real *dout,
                                                     real scale, int64_t n, bool acc)
 {
     GRID_LOOP(i, n)
     {
         real g = !mask ? dout[i] : mask[i] ? MUL_RN(dout[i], scale) : R(0);
-        real d = MUL_RN(g, tt_gelu_deriv(inp[i]));
+        real d = MUL_RN(g, deriv[i]);
         dinp[i] = acc ? dinp[i] + d : d;
     }
 }
 
-void tt_cuda_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *inp,
+void tt_cuda_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *deriv,
                                    const real *dout, real p, int64_t n, bool acc)
 {
     if (n <= 0) return;
     gelu_dropout_backward_kernel<<<tt_cuda_blocks(n), TT_CUDA_THREADS, 0, stream()>>>(
-        dinp, mask, inp, dout, R(1) / (R(1) - p), n, acc);
+        dinp, mask, deriv, dout, R(1) / (R(1) - p), n, acc);
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -225,7 +230,7 @@ void tt_cuda_relu_dropout_forward(real *x, real p, tt_rng at, int64_t n)
     uint32_t thr = keep_threshold(p);
     if (n <= 0) return;
     relu_dropout_kernel<<<tt_cuda_blocks(blocks4(n)), TT_CUDA_THREADS, 0, stream()>>>(
-        x, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n, quads(x, NULL, NULL, NULL));
+        x, R(1) / (R(1) - p), at, tt_cuda_step_vary(), thr, n, quads(x, NULL, NULL, NULL, NULL));
     TT_CUDA_CHECK(cudaGetLastError());
 }
 
