@@ -615,18 +615,22 @@ START_TEST(test_reference)
     }
     ck_assert_int_ge(compared, 40);
     const char *rows_[][2] = {
-        {"model.dropout", "| `model.dropout` | number | 0.1 | [0, 1) | "},
+        {"model.dropout", "| `model.dropout` | number | 0.1 | a number in [0, 1) | "},
         {"data.task",
-         "| `data.task` | string | required | `\"tag\"`, `\"classify\"`, `\"mlm\"`, `\"lm\"` | "},
-        {"data.seq_len", "| `data.seq_len` | integer | required | 1 to 4096 | "},
-        {"data.valid_share", "| `data.valid_share` | number | absent | (0, 0.5] | "},
-        {"train.eps", "| `train.eps` | number | 1e-8 | > 0 | "},
-        {"model.attn_temperature", "| `model.attn_temperature` | number | 1 | [1e-20, 1e20] | "},
+         "| `data.task` | string | required | \"tag\", \"classify\", \"mlm\", \"lm\" | "},
+        {"data.seq_len", "| `data.seq_len` | integer | required | an integer in [1, 4096] | "},
+        {"data.valid_share", "| `data.valid_share` | number | absent | a number in (0, 0.5] | "},
+        {"train.eps", "| `train.eps` | number | 1e-08 | a number > 0 | "},
+        {"model.attn_temperature",
+         "| `model.attn_temperature` | number | 1 | a number in [1e-20, 1e+20] | "},
         {"model.max_len", "| `model.max_len` | integer | `data.seq_len` | >= `data.seq_len` | "},
-        {"model.causal", "| `model.causal` | bool | true for `lm`, else false | true, false | "},
-        {"train.schedule_epochs", "| `train.schedule_epochs` | integer | `train.epochs` | >= 1 | "},
-        {"output.dir", "| `output.dir` | string | `\"runs/<config file name>\"` | a path | "},
-        {"study.samples", "| `study.samples` | integer | 10000 | >= 1000 | "},
+        {"model.causal",
+         "| `model.causal` | bool | true for `lm`, else false | true or false | "},
+        {"train.schedule_epochs",
+         "| `train.schedule_epochs` | integer | `train.epochs` | an integer >= 1 | "},
+        {"output.dir",
+         "| `output.dir` | string | `\"runs/<config file name>\"` | a non-empty string | "},
+        {"study.samples", "| `study.samples` | integer | 10000 | an integer >= 1000 | "},
     };
     for (size_t i = 0; i < sizeof rows_ / sizeof rows_[0]; i++) {
         const char *row = ref_row(ref, rows_[i][0]);

@@ -119,8 +119,8 @@ real *tt_grad_or_null(tt_graph *g, tt_var *v)
 tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var *out, tt_var *a,
                    tt_var *b, tt_var *c)
 {
-    bool needs = (a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad);
-    if (g->no_grad || !needs) return NULL;
+    if (!tt_graph_records(g, a) && !tt_graph_records(g, b) && !tt_graph_records(g, c))
+        return NULL;
     TT_ASSERT_MSG(!g->backward_done, "%s: recording onto a tape that has already run backward; "
                   "call tt_graph_reset first", op);
     tt_node *n = tt_arena_alloc(g->meta, sizeof *n);

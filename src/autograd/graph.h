@@ -100,6 +100,13 @@ real *tt_var_grad_maybe_fresh(tt_graph *g, tt_var *v, bool *fresh);
 /* The gradient buffer of v if v needs one, else NULL: what backward functions pass to kernels. */
 real *tt_grad_or_null(tt_graph *g, tt_var *v);
 
+/* Whether an op on input v records a node on g (tt_record's test, for an op that must know
+ * before its kernels run whether to save what its backward needs). */
+static inline bool tt_graph_records(const tt_graph *g, const tt_var *v)
+{
+    return !g->no_grad && v && v->requires_grad;
+}
+
 /* Append a node for `op` producing `out` from up to three inputs, if recording: when the graph
  * is in no-grad mode or no input requires a gradient, nothing is recorded and NULL returned. */
 tt_node *tt_record(tt_graph *g, const char *op, tt_backward_fn backward, tt_var *out, tt_var *a,

@@ -39,15 +39,16 @@ static uint8_t *dropout_mask(tt_graph *g, int64_t n, real p, tt_rng *at)
     return p > R(0) ? tt_arena_alloc(g->data, (size_t)n) : NULL;
 }
 
-/* Records a node that saves a dropout's mask (saved[0].data) and p (f[0]) */
-static void record_dropout(tt_graph *g, const char *op, tt_backward_fn backward, tt_var *out,
-                           tt_var *x, tt_var *res, uint8_t *mask, real p)
+/* Records a node that saves a dropout's mask (saved[0].data) and p (f[0]); the node or NULL */
+static tt_node *record_dropout(tt_graph *g, const char *op, tt_backward_fn backward,
+                               tt_var *out, tt_var *x, tt_var *res, uint8_t *mask, real p)
 {
     tt_node *n = tt_record(g, op, backward, out, x, res, NULL);
     if (n) {
         n->saved[0].data = mask;
         n->f[0] = p;
     }
+    return n;
 }
 
 /* saved[0].data: the keep mask */
@@ -102,20 +103,15 @@ static tt_var *gelu_dropout(tt_graph *g, tt_var *x, real p, bool over_x)
     TT_ASSERT_MSG(p >= R(0) && p < R(1), "dropout: p = %g outside [0,1)", (double)p);
     if (!g->training) p = R(0);
     int64_t n = x->val.n;
-    bool records = !g->no_grad && x->requires_grad;
     tt_var *out = tt_var_new(g, x->val.shape, TT_REAL);
     tt_rng at;
     uint8_t *mask = dropout_mask(g, n, p, &at);
-    real *deriv = !records ? NULL
-                  : over_x ? x->val.data
-                           : tt_arena_alloc(g->data, (size_t)n * sizeof(real));
+    real *deriv = !tt_graph_records(g, x) ? NULL
+                  : over_x                ? x->val.data
+                                          : tt_arena_alloc(g->data, (size_t)n * sizeof(real));
     g->be->gelu_dropout_forward(out->val.data, mask, deriv, x->val.data, p, at, n);
-    tt_node *node = tt_record(g, "gelu_dropout", gelu_dropout_backward, out, x, NULL, NULL);
-    if (node) {
-        node->saved[0].data = mask;
-        node->saved[1].data = deriv;
-        node->f[0] = p;
-    }
+    tt_node *node = record_dropout(g, "gelu_dropout", gelu_dropout_backward, out, x, NULL, mask, p);
+    if (node) node->saved[1].data = deriv;
     return out;
 }
 

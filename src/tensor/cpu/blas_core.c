@@ -65,26 +65,21 @@ void tt_cpu_isa_read(tt_cpu_isa *isa)
 #endif
 }
 
-/* The kernels' checks, read once from tt_cpu_isa_read (racy but idempotent: every thread
- * stores the same answer). */
-bool tt_cpu_have_avx2_fma(void)
+/* The kernels' checks, read once from tt_cpu_isa_read into two bits (racy but idempotent:
+ * every thread stores the same answer). */
+enum { HAVE_AVX2_FMA = 1, HAVE_AVX512F = 2 };
+
+static int have(int bit)
 {
-    static int yes = -1;
-    if (yes < 0) {
+    static int bits = -1;
+    if (bits < 0) {
         tt_cpu_isa isa;
         tt_cpu_isa_read(&isa);
-        yes = isa.avx2 && isa.fma;
+        bits = (isa.avx2 && isa.fma ? HAVE_AVX2_FMA : 0) | (isa.avx512f ? HAVE_AVX512F : 0);
     }
-    return yes;
+    return bits & bit;
 }
 
-bool tt_cpu_have_avx512f(void)
-{
-    static int yes = -1;
-    if (yes < 0) {
-        tt_cpu_isa isa;
-        tt_cpu_isa_read(&isa);
-        yes = isa.avx512f;
-    }
-    return yes;
-}
+bool tt_cpu_have_avx2_fma(void) { return have(HAVE_AVX2_FMA); }
+
+bool tt_cpu_have_avx512f(void) { return have(HAVE_AVX512F); }

@@ -132,35 +132,6 @@ static const char *describe(const cJSON *v, bool name_type, char *buf, size_t le
     return buf;
 }
 
-/* What key k allows: "an integer >= 1", "a number in [0, 1)", "\"post\", \"pre\"". */
-static const char *allowed(const tt_config_key *k, char *buf, size_t len)
-{
-    size_t n = 0;
-    if (k->type == T_INT && k->hi == INT_MAX) {
-        snprintf(buf, len, "an integer >= %.0f", k->lo);
-    } else if (k->type == T_INT || k->type == T_I64) {
-        snprintf(buf, len, "an integer in [%.0f, %.0f]", k->lo, k->hi);
-    } else if (k->type == T_NUM && isinf(k->hi)) {
-        snprintf(buf, len, "a number %s %g", k->lo_open ? ">" : ">=", k->lo);
-    } else if (k->type == T_NUM) {
-        snprintf(buf, len, "a number in %c%g, %g%c", k->lo_open ? '(' : '[', k->lo, k->hi,
-                 k->hi_open ? ')' : ']');
-    } else if (k->type == T_ENUM) {
-        for (int i = 0; i < 5 && k->names[i]; i++)
-            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s\"%s\"", i ? ", " : "",
-                                  k->names[i]);
-    } else {
-        snprintf(buf, len, "%s",
-                 k->type == T_BOOL   ? "true or false"
-                 : k->type == T_STRS ? "an array of non-empty strings"
-                 : k->type == T_PATH ? "a file path (a non-empty string)"
-                                     : "a non-empty string");
-    }
-    n = strlen(buf);
-    if (k->why) snprintf(buf + n, n < len ? len - n : 0, " (%s)", k->why);
-    return buf;
-}
-
 /* An array of strings: each non-empty, valid UTF-8; stored (malloc'ed) as soon as allocated so
  * that tt_config_free releases a half-read array. */
 static int read_strings(ctx *x, int k, const cJSON *v, const char *src, const char *jpath)
@@ -232,7 +203,9 @@ static int read_key(ctx *x, const cJSON *root, int k)
     char buf[TT_CONFIG_ERR], jpath[64], ok[256], found[128];
     const char *src = source(x, k, -1, buf, sizeof buf);
     key_path(k, jpath, sizeof jpath);
-    allowed(kd, ok, sizeof ok);
+    tt_config_allowed(kd, ok, sizeof ok);
+    size_t okn = strlen(ok);
+    if (kd->why) snprintf(ok + okn, sizeof ok - okn, " (%s)", kd->why);
     x->val[k] = v;
     if (!v) {
         if (kd->flags & REQUIRED)

@@ -155,7 +155,7 @@ const tt_config_key tt_config_keys[] = {
      .doc = "the epochs the schedule spans, warm-up included; later steps keep its last rate. "
             "On `--resume`, unless given, the checkpoint's"},
     {"output", "dir", T_STR, F(output.dir), .flags = DERIVED,
-     .dflt = "`\"runs/<config file name>\"`", .allowed = "a path",
+     .dflt = "`\"runs/<config file name>\"`",
      .doc = "the run folder, relative to the current directory (created)"},
     INT("output", "attention_every", output.attention_every, 0, 1,
         "epochs between attention dumps (0: none)"),
@@ -260,30 +260,14 @@ char *tt_config_to_json(const tt_config *c)
     return s;
 }
 
-/* The reference's cells for key k: its type, its default and what is allowed. */
+/* The reference's cells for key k: its type and its default (what is allowed: the words of the
+ * reader's messages, tt_config_allowed). */
 static const char *ref_type(const tt_config_key *k)
 {
     static const char *const names[] = {
         [T_INT] = "integer", [T_I64] = "integer", [T_NUM] = "number", [T_BOOL] = "bool",
         [T_ENUM] = "string", [T_STR] = "string",  [T_PATH] = "path",  [T_STRS] = "list of strings"};
     return names[k->type];
-}
-
-/* d as the reference writes it: the config's own shortest text, its exponent without a '+' or
- * leading zeros (1e-8, 1e20; tt_config_number_text gives 1e-08, 1e+20). */
-static const char *ref_number(double d, char *buf, size_t len)
-{
-    tt_config_number_text(d, buf, len);
-    char *e = strchr(buf, 'e');
-    if (e) {
-        char *digits = e + 1 + (e[1] == '-' || e[1] == '+');
-        size_t zeros = strspn(digits, "0");
-        if (e[1] == '+')
-            memmove(e + 1, digits + zeros, strlen(digits + zeros) + 1);
-        else
-            memmove(digits, digits + zeros, strlen(digits + zeros) + 1);
-    }
-    return buf;
 }
 
 static void ref_default(const tt_config_key *k, char *buf, size_t len)
@@ -304,38 +288,34 @@ static void ref_default(const tt_config_key *k, char *buf, size_t len)
     else if (k->type == T_STRS)
         snprintf(buf, len, "[]");
     else
-        snprintf(buf, len, "%s", ref_number(k->def, num, sizeof num));
+        snprintf(buf, len, "%s", tt_config_number_text(k->def, num, sizeof num));
 }
 
-static void ref_allowed(const tt_config_key *k, char *buf, size_t len)
+const char *tt_config_allowed(const tt_config_key *k, char *buf, size_t len)
 {
-    char lo[32], hi[32];
-    ref_number(k->lo, lo, sizeof lo);
-    ref_number(k->hi, hi, sizeof hi);
     size_t n = 0;
-    if (k->allowed) {
-        snprintf(buf, len, "%s", k->allowed);
-    } else if (k->type == T_ENUM) {
-        buf[0] = '\0';
-        for (int i = 0; i < 5 && k->names[i]; i++)
-            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s`\"%s\"`", i ? ", " : "",
-                                  k->names[i]);
-    } else if (k->type == T_BOOL) {
-        snprintf(buf, len, "true, false");
+    buf[0] = '\0';
+    if (k->type == T_INT && k->hi == INT_MAX) {
+        snprintf(buf, len, "an integer >= %.0f", k->lo);
     } else if (k->type == T_INT || k->type == T_I64) {
-        if (k->hi == INT_MAX)
-            snprintf(buf, len, ">= %s", lo);
-        else
-            snprintf(buf, len, "%s to %s", lo, hi);
+        snprintf(buf, len, "an integer in [%.0f, %.0f]", k->lo, k->hi);
+    } else if (k->type == T_NUM && isinf(k->hi)) {
+        snprintf(buf, len, "a number %s %g", k->lo_open ? ">" : ">=", k->lo);
     } else if (k->type == T_NUM) {
-        if (isinf(k->hi))
-            snprintf(buf, len, "%s %s", k->lo_open ? ">" : ">=", lo);
-        else
-            snprintf(buf, len, "%s%s, %s%s", k->lo_open ? "(" : "[", lo, hi,
-                     k->hi_open ? ")" : "]");
+        snprintf(buf, len, "a number in %c%g, %g%c", k->lo_open ? '(' : '[', k->lo, k->hi,
+                 k->hi_open ? ')' : ']');
+    } else if (k->type == T_ENUM) {
+        for (int i = 0; i < 5 && k->names[i]; i++)
+            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s\"%s\"", i ? ", " : "",
+                                  k->names[i]);
     } else {
-        snprintf(buf, len, "%s", k->type == T_STRS ? "strings" : "a path");
+        snprintf(buf, len, "%s",
+                 k->type == T_BOOL   ? "true or false"
+                 : k->type == T_STRS ? "an array of non-empty strings"
+                 : k->type == T_PATH ? "a file path (a non-empty string)"
+                                     : "a non-empty string");
     }
+    return buf;
 }
 
 size_t tt_config_reference(char *buf, size_t len)
@@ -347,7 +327,8 @@ size_t tt_config_reference(char *buf, size_t len)
         const tt_config_key *k = &tt_config_keys[i];
         char def[96], allowed[160];
         ref_default(k, def, sizeof def);
-        ref_allowed(k, allowed, sizeof allowed);
+        if (k->allowed) snprintf(allowed, sizeof allowed, "%s", k->allowed);
+        else tt_config_allowed(k, allowed, sizeof allowed);
         n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "| `%s%s%s` | %s | %s | %s | %s |\n",
                               k->section ? k->section : "", k->section ? "." : "", k->name,
                               ref_type(k), def, allowed, k->doc);

@@ -28,8 +28,8 @@ typedef struct tt_config_key {
     int flags;
     const char *why;       /* NULL, or why the range is narrower than the type's (messages) */
     /* The reference (tt_config_reference, docs/config.md): one line of meaning, in Markdown;
-     * for a DERIVED key, dflt says what the default is; allowed, where set, replaces the range
-     * or the names the table would print. */
+     * for a DERIVED key, dflt says what the default is; allowed, where set, replaces what
+     * tt_config_allowed would say there (the reference only). */
     const char *doc, *dflt, *allowed;
 } tt_config_key;
 
@@ -50,6 +50,9 @@ void tt_config_store(tt_config *c, const tt_config_key *k, double d);
 double tt_config_fetch(const tt_config *c, const tt_config_key *k);
 /* Key k has no value to write: an OPTIONAL key left out, or an emptied path. */
 bool tt_config_absent(const tt_config *c, const tt_config_key *k);
+/* What key k allows, as the reader's messages and the reference say it: "an integer >= 1", "a
+ * number in [0, 1)", "\"post\", \"pre\"" (its `why` not included). */
+const char *tt_config_allowed(const tt_config_key *k, char *buf, size_t len);
 /* The shortest text that reads back as exactly d (cJSON's own printing may lose the last bits). */
 const char *tt_config_number_text(double d, char *buf, size_t len);
 
