@@ -6,8 +6,10 @@
 #          copies the pictures into docs/img/ and takes the viewer's screenshot
 #   check  (make docs-check, part of make test): the same runs, then fails when a figure of a
 #          page or a picture of docs/img/ differs from what this build gives
-# Runs are pinned to 2 threads and OpenBLAS's Haswell (AVX2) kernels, so their bits are those of
-# any x86-64 machine with AVX2 and FMA, whatever its core count or its AVX-512.
+# Runs are pinned to 2 threads. Our float32 sums do not depend on OpenBLAS's kernel set (the
+# gemms are our own tiles, the same bits with AVX2 or AVX-512); PyTorch's do, so OpenBLAS is
+# pinned to its Haswell (AVX2) kernels for the PyTorch figures' sake, which any x86-64 machine
+# with AVX2 and FMA runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 3 ] || { [ "$1" != fill ] && [ "$1" != check ]; }; then

@@ -404,6 +404,93 @@ START_TEST(test_tri_gemm)
 }
 END_TEST
 
+/* The whole gemm in tiles (tt_cpu_tile_gemm) is defined by its chains: k in blocks of 512,
+ * each block one chain per element, acc = fma(a_ik, b_kj, acc) for k in order from +0, added as
+ * c = fma(alpha, acc, c), c starting as the bias, C (add) or 0. So it must equal those chains
+ * written as scalar fmaf (tile_ref), bit for bit, at either vector width: shapes across the k
+ * blocks (K > 512), partial panels and row tiles, all four layouts, with and without add,
+ * leading dimensions past the minimum, and a bias row in place of C. And tt_cpu_gemm, which
+ * splits C over the pool's threads, gives the same bits at 1 and 3 threads, as does
+ * linear_forward with its bias (float32 with AVX2 + FMA only: elsewhere there are no tiles). */
+static float tile_ref(bool ta, bool tb, int i, int j, int K, float alpha, const real *A, int lda,
+                      const real *B, int ldb, float c)
+{
+    for (int kb = 0; kb < K; kb += 512) {
+        float acc = 0;
+        for (int k = kb; k < K && k < kb + 512; k++)
+            acc = fmaf((float)(ta ? A[(int64_t)k * lda + i] : A[(int64_t)i * lda + k]),
+                       (float)(tb ? B[(int64_t)j * ldb + k] : B[(int64_t)k * ldb + j]), acc);
+        c = fmaf(alpha, acc, c);
+    }
+    return K ? c : fmaf(alpha, 0.0f, c);
+}
+
+START_TEST(test_tile_gemm)
+{
+    if (sizeof(real) != 4 || !tt_cpu_have_avx2_fma()) return;
+    const int dims[][3] = {{1, 1, 1}, {9, 17, 5}, {37, 53, 129}, {13, 100, 1100}, {600, 40, 530},
+                           {64, 48, 0}, {17, 33, 513}, {12, 16, 24}, {20, 10, 21}, {6, 8, 15}};
+    const tt_cpu_vec widths[] = {TT_CPU_VEC_AVX2, TT_CPU_VEC_AVX512};
+    for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
+        for (int f = 0; f < 12; f++) {
+            bool ta = f & 1, tb = f & 2, add = f >= 4 && f < 8, bias = f >= 8;
+            int M = dims[d][0], N = dims[d][1], K = dims[d][2];
+            int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
+            real *A = randn((int64_t)(ta ? K : M) * lda + 1, 70);
+            real *B = randn((int64_t)(tb ? N : K) * ldb + 1, 71);
+            real *C0 = randn((int64_t)M * ldc, 72), *want = dup_real(C0, (int64_t)M * ldc);
+            real *b = bias ? randn(N, 73) : NULL;
+            const real alpha = R(-0.75);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    real *w = &want[(int64_t)i * ldc + j];
+                    *w = tile_ref(ta, tb, i, j, K, (float)alpha, A, lda, B, ldb,
+                                  bias ? (float)b[j] : add ? (float)*w : 0.0f);
+                }
+            for (int w = 0; w < 2; w++) {
+                if (widths[w] == TT_CPU_VEC_AVX512 && !tt_cpu_have_avx512f()) continue;
+                real *C = dup_real(C0, (int64_t)M * ldc);
+                ck_assert(tt_cpu_tile_gemm_on(widths[w], ta, tb, M, N, K, alpha, A, lda, B, ldb,
+                                              C, ldc, add, b));
+                ck_assert_msg(!memcmp(C, want, sizeof(real) * (size_t)M * (size_t)ldc),
+                              "tile gemm %dx%dx%d ta=%d tb=%d add=%d bias=%d width %d: not the "
+                              "fmaf chains' bits", M, N, K, ta, tb, add, bias, w);
+                free(C);
+            }
+            int before = be->get_threads();
+            for (int t = 1; t <= 3; t += 2) {
+                be->set_threads(t);
+                real *C = dup_real(C0, (int64_t)M * ldc);
+                if (bias) { /* linear_forward's form: x (M,K) w (N,K)^T + b, alpha 1 */
+                    real *x = randn((int64_t)M * K + 1, 74), *wt = randn((int64_t)N * K + 1, 75);
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++)
+                            want[(int64_t)i * ldc + j] =
+                                tile_ref(false, true, i, j, K, 1.0f, x, K, wt, K, (float)b[j]);
+                    for (int i = 0; i < M; i++) /* contiguous rows of N for linear_forward */
+                        memcpy(C + (int64_t)i * N, want + (int64_t)i * ldc, sizeof(real) * N);
+                    memcpy(want, C, sizeof(real) * (size_t)M * (size_t)N);
+                    tt_cpu_linear_forward(C, x, wt, b, M, K, N);
+                    ck_assert_msg(!memcmp(C, want, sizeof(real) * (size_t)M * (size_t)N),
+                                  "linear_forward %dx%dx%d at %d threads: not the fmaf chains' "
+                                  "bits", M, N, K, t);
+                    free_all(x, wt, C);
+                    continue;
+                }
+                tt_cpu_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, add ? R(1) : R(0), C,
+                            ldc, 0, 1);
+                ck_assert_msg(!memcmp(C, want, sizeof(real) * (size_t)M * (size_t)ldc),
+                              "gemm %dx%dx%d ta=%d tb=%d add=%d at %d threads: not the tiles' "
+                              "bits", M, N, K, ta, tb, add, t);
+                free(C);
+            }
+            be->set_threads(before);
+            free_all(A, B, C0, want);
+            free(b);
+        }
+}
+END_TEST
+
 /* The kernel set for a CPU OpenBLAS does not know: the best its features and OS allow, only
  * when it ranks above OpenBLAS's pick; a pick this table does not know stays. */
 START_TEST(test_blas_core_choice)
@@ -454,6 +541,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, test_gemm_attention_heads);
     tcase_add_test(tc, test_head_gemm);
     tcase_add_test(tc, test_tri_gemm);
+    tcase_add_test(tc, test_tile_gemm);
     tcase_add_loop_test(tc, test_gemm_large, 0, 4);
 
     tc = new_tcase(s, "memory");

@@ -63,6 +63,16 @@ void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const
 typedef enum tt_cpu_vec { TT_CPU_VEC_PLAIN, TT_CPU_VEC_AVX2, TT_CPU_VEC_AVX512 } tt_cpu_vec;
 void tt_cpu_tri_gemm_on(tt_cpu_vec vec, tt_tri tri, bool ta, int M, int N, int K, real alpha,
                         const real *A, int lda, const real *B, int ldb, real *C, int ldc, bool add);
+/* The whole gemm C (M,N) = alpha op(A) op(B) (+ C when add, or + bias_j with a bias row of N)
+ * in the tiles' chains (tri_gemm.c): every element acc = fma(a_ik, b_kj, acc) for k in order
+ * from +0, then fma(alpha, acc, bias ? bias_j : add ? c : 0), so the bits depend on neither
+ * the vector width nor how C is split. False, and C untouched, where there are no vector tiles
+ * (float64, no AVX2 + FMA). */
+bool tt_cpu_tile_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                      const real *B, int ldb, real *C, int ldc, bool add, const real *bias);
+bool tt_cpu_tile_gemm_on(tt_cpu_vec vec, bool ta, bool tb, int M, int N, int K, real alpha,
+                         const real *A, int lda, const real *B, int ldb, real *C, int ldc,
+                         bool add, const real *bias);
 /* dst (K,N) = src (N,K)^T, src of row stride lds (head_gemm.c; the B of TT_TRI_COLS) */
 void tt_cpu_transpose(real *dst, const real *src, int N, int K, int lds);
 /* Columns [0, tt_tri_cols(i, T)) of query row i are the keys a causal head computes: keys

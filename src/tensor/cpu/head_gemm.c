@@ -1,6 +1,6 @@
 /* cpu/head_gemm.c: the gemms of one attention head, C += alpha op(A) op(B), for heads up to
  * 32x32x32 (the tiny config's are 16x16x16): 3.65 -> 3.4 ms a tiny step. From the small
- * config's 64x64x32 on, OpenBLAS is as fast or faster (measured), and gets them.
+ * config's 64x64x32 on, tt_cpu_gemm (the tiles of tri_gemm.c, the same chains) gets them.
  *
  * There an OpenBLAS call costs more in its fixed part (a lock on its buffer pool, which two
  * threads contend for; packing both operands) than in the multiply-adds: 6 calls per head and
@@ -16,7 +16,7 @@
 #include <immintrin.h>
 #define HEAD_AVX2 1
 #define HEAD_TILE 4096 /* K * N of a transposed B */
-#define HEAD_SMALL (32 * 32 * 32) /* M * N * K: above, OpenBLAS is faster (measured) */
+#define HEAD_SMALL (32 * 32 * 32) /* M * N * K: above, OpenBLAS was faster (measured) */
 
 /* dst (K, N) = src (N, K)^T in 8x8 blocks of registers; the edges element by element */
 __attribute__((target("avx2,fma"))) static void transpose_avx2(float *dst, const float *src,

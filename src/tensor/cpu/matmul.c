@@ -1,18 +1,26 @@
-/* cpu/matmul.c: row-major (batched, strided) gemm on OpenBLAS, threaded by the pool.
+/* cpu/matmul.c: row-major (batched, strided) gemm, threaded by the pool.
  * C = alpha * op(A) op(B) + beta * C; the backward of a matmul is two more calls of this with
  * beta = 1 (see autograd/ops_matmul.c), so gradients accumulate.
  *
- * OpenBLAS runs single-threaded (tt_cpu_set_threads) and the pool hands out blocks of C: a
- * batch of several items (attention heads) by item; one matrix in max(2, threads) blocks of
- * rows when C is at least as tall as wide, else of columns. One block per thread: each block
- * packs the whole shared operand again, and 8 blocks on 2 threads cost 5% of a step (measured
- * on the small bench config). OpenBLAS's sums depend on the block's shape, so C has the same
- * bits at 1 and 2 threads (both split in 2), and may differ in the last bits at more. A gemm
- * called inside a job (an attention head, one of a gemm_pair) is one block. */
+ * Float32 on a CPU with AVX2 + FMA runs in our own tiles (tt_cpu_tile_gemm, tri_gemm.c) for
+ * beta 0 or 1: a training step 3-10% faster than with OpenBLAS's AVX-512 kernels though a few
+ * large shapes alone run 5-10% below them (bench/RESULTS.md); a Linear's bias added as C is
+ * written; sums whose bits depend on neither the vector width, nor OpenBLAS's kernel set, nor
+ * how C is split.
+ * Float64, other CPUs and other betas run OpenBLAS, single-threaded (tt_cpu_set_threads).
+ *
+ * The pool hands out blocks of C: a batch of several items (attention heads) by item; one
+ * matrix in max(2, threads) blocks of rows when C is at least as tall as wide, else of
+ * columns. One block per thread: each block copies what it needs of the shared operand again,
+ * and 8 blocks on 2 threads cost 5% of a step (measured on the small bench config, OpenBLAS).
+ * OpenBLAS's sums depend on the block's shape, so there C has the same bits at 1 and 2 threads
+ * (both split in 2), and may differ in the last bits at more. A gemm called inside a job (an
+ * attention head, one of a gemm_pair) is one block. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 
 #include <cblas.h>
+#include <string.h>
 
 #ifdef TT_DOUBLE
 #define CBLAS_GEMM cblas_dgemm
@@ -32,17 +40,30 @@ typedef struct gemm_args {
     real *C;
     int lda, ldb, ldc;
     int64_t sA, sB, sC;
+    const real *bias; /* a row of N added to every row of C (beta 0; linear_forward) */
 } gemm_args;
 
-/* rows [r0, r1) x columns [c0, c1) of C for batch item i */
+/* rows [r0, r1) x columns [c0, c1) of C for batch item i: in the tiles where they run (beta 0
+ * or 1: what the callers use), else by OpenBLAS, a bias first copied into the block's rows */
 static void gemm_block(const gemm_args *g, int64_t i, int r0, int r1, int c0, int c1)
 {
     const real *A = g->A + i * g->sA + (g->ta ? r0 : (int64_t)r0 * g->lda);
     const real *B = g->B + i * g->sB + (g->tb ? (int64_t)c0 * g->ldb : c0);
     real *C = g->C + i * g->sC + (int64_t)r0 * g->ldc + c0;
+    const real *bias = g->bias ? g->bias + c0 : NULL;
+    if ((g->beta == R(0) || g->beta == R(1)) &&
+        tt_cpu_tile_gemm(g->ta, g->tb, r1 - r0, c1 - c0, g->K, g->alpha, A, g->lda, B, g->ldb, C,
+                         g->ldc, g->beta == R(1), bias))
+        return;
+    real beta = g->beta;
+    if (bias) {
+        for (int r = 0; r < r1 - r0; r++)
+            memcpy(C + (int64_t)r * g->ldc, bias, sizeof(real) * (size_t)(c1 - c0));
+        beta = R(1);
+    }
     CBLAS_GEMM(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
                g->tb ? CblasTrans : CblasNoTrans, r1 - r0, c1 - c0, g->K, g->alpha, A, g->lda,
-               B, g->ldb, g->beta, C, g->ldc);
+               B, g->ldb, beta, C, g->ldc);
 }
 
 typedef struct split_ctx {
@@ -76,6 +97,29 @@ static void gemm_items(void *ctx, int64_t begin, int64_t end, int tid)
     for (int64_t i = begin; i < end; i++) gemm_block(g, i, 0, g->M, 0, g->N);
 }
 
+/* C over the pool: small gemms on the caller, items of a batch by item, one matrix in blocks */
+static void gemm_run(const gemm_args *g, int batch)
+{
+    if (2.0 * g->M * g->N * g->K * batch < GEMM_SPLIT_FLOPS) {
+        gemm_items((void *)g, 0, batch, 0);
+        return;
+    }
+    if (batch > 1 && g->sC != 0) { /* items write disjoint outputs */
+        tt_pool_each(batch, gemm_items, (void *)g);
+        return;
+    }
+    for (int64_t i = 0; i < batch; i++) {
+        split_ctx s = {.g = g, .item = i, .rows = g->M >= g->N};
+        s.len = s.rows ? g->M : g->N;
+        /* inside a job (a head, one of a pair) the gemm is one block at any thread count */
+        int units = (s.len + GEMM_ALIGN - 1) / GEMM_ALIGN, most = tt_pool_threads();
+        if (most < GEMM_MIN_BLOCKS) most = GEMM_MIN_BLOCKS;
+        if (tt_pool_in_job()) most = 1;
+        s.blocks = units < most ? units : most;
+        tt_pool_for(s.blocks, 1, 1, gemm_split_blocks, &s);
+    }
+}
+
 void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
                  int64_t sA, const real *B, int ldb, int64_t sB, real beta, real *C, int ldc,
                  int64_t sC, int batch)
@@ -92,24 +136,7 @@ void tt_cpu_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *
     gemm_args g = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
                    .A = A, .B = B, .C = C, .lda = lda < 1 ? 1 : lda, .ldb = ldb < 1 ? 1 : ldb,
                    .ldc = ldc, .sA = sA, .sB = sB, .sC = sC};
-    if (2.0 * M * N * K * batch < GEMM_SPLIT_FLOPS) {
-        gemm_items(&g, 0, batch, 0);
-        return;
-    }
-    if (batch > 1 && sC != 0) { /* items write disjoint outputs */
-        tt_pool_each(batch, gemm_items, &g);
-        return;
-    }
-    for (int64_t i = 0; i < batch; i++) {
-        split_ctx s = {.g = &g, .item = i, .rows = M >= N};
-        s.len = s.rows ? M : N;
-        /* inside a job (a head, one of a pair) the gemm is one block at any thread count */
-        int units = (s.len + GEMM_ALIGN - 1) / GEMM_ALIGN, most = tt_pool_threads();
-        if (most < GEMM_MIN_BLOCKS) most = GEMM_MIN_BLOCKS;
-        if (tt_pool_in_job()) most = 1;
-        s.blocks = units < most ? units : most;
-        tt_pool_for(s.blocks, 1, 1, gemm_split_blocks, &s);
-    }
+    gemm_run(&g, batch);
 }
 
 static void gemm_op(const tt_gemm_op *o)
@@ -118,14 +145,16 @@ static void gemm_op(const tt_gemm_op *o)
                 o->beta, o->C, o->ldc, 0, 1);
 }
 
-/* With a bias, out starts as the bias and the gemm adds to it (beta 1): one pass over out
- * instead of two (BLAS zeroes C itself when beta is 0, then the bias would be added). */
+/* out = x w^T + bias: the bias is where each block's sums are added (the tiles read it as they
+ * write out: no pass of its own), else copied into the block's rows first for OpenBLAS */
 void tt_cpu_linear_forward(real *out, const real *x, const real *w, const real *bias, int N,
                            int IN, int OUT)
 {
-    if (bias) tt_cpu_bias_forward(out, NULL, bias, N, OUT);
-    tt_cpu_gemm(false, true, N, OUT, IN, R(1), x, IN, 0, w, IN, 0, bias ? R(1) : R(0), out, OUT,
-                0, 1);
+    if (N == 0 || OUT == 0) return;
+    gemm_args g = {.ta = false, .tb = true, .M = N, .N = OUT, .K = IN, .alpha = R(1),
+                   .beta = R(0), .A = x, .B = w, .C = out, .lda = IN < 1 ? 1 : IN,
+                   .ldb = IN < 1 ? 1 : IN, .ldc = OUT, .bias = bias};
+    gemm_run(&g, 1);
 }
 
 typedef struct linear_parts {

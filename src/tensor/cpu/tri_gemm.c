@@ -1,4 +1,5 @@
-/* cpu/tri_gemm.c: the gemms of one causal attention head, on the lower triangle only.
+/* cpu/tri_gemm.c: the gemms of one causal attention head, on the lower triangle only, and (at
+ * the end) the whole gemm of any shape in the same tiles, tt_cpu_tile_gemm.
  * C (M,N) = alpha op(A) B (+ C with add); B (K,N) row-major, op(A) (M,K) = A or A^T. Rows go in
  * tiles of TRI_R rows starting on multiples of TRI_R, and `tri` picks each tile's work:
  *   TT_TRI_COLS    columns [0, tt_tri_cols(i0, N)): the scores S = Q K^T, dP = dO V^T
@@ -16,11 +17,14 @@
  * same order (a multiply and an add: no fma on x86-64). */
 #include "tensor/cpu/cpu.h"
 
+#include <string.h>
+
 #if !defined(TT_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
 #define TRI_AVX2 1
 #endif
 
-#define TRI_R 4 /* rows of a tile */
+#define TRI_R 4 /* rows of a tile (and of the whole gemm's AVX2 tiles) */
+#define TILE_R512 8 /* rows of the whole gemm's AVX-512 tiles */
 _Static_assert(8 % TRI_R == 0, "a tile's rows must share tt_tri_cols");
 #define TRI_SCALAR_W 64 /* columns of the plain loops' accumulator row */
 
@@ -65,7 +69,8 @@ static void tri_plain(tt_tri tri, bool ta, int M, int N, int K, real alpha, cons
  * C's columns past it may not exist) */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, float alpha,
-     const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes)
+     const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes,
+     const float *bias)
 {
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -88,9 +93,10 @@ tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, f
         for (int v = 0; v < V; v++) {
             float *c = C + (int64_t)r * ldc + 8 * v;
             bool pv = part && v == V - 1;
-            __m256 old = !add ? _mm256_setzero_ps()
-                         : pv ? _mm256_maskload_ps(c, mask)
-                              : _mm256_loadu_ps(c);
+            const float *o = bias ? bias + 8 * v : c; /* what acc is added to */
+            __m256 old = !bias && !add ? _mm256_setzero_ps()
+                         : pv          ? _mm256_maskload_ps(o, mask)
+                                       : _mm256_loadu_ps(o);
             __m256 x = _mm256_fmadd_ps(al, acc[r][v], old);
             if (pv)
                 _mm256_maskstore_ps(c, mask, x);
@@ -99,38 +105,50 @@ tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, f
         }
 }
 
-/* one tile of R rows (1..4) and V vectors (1..3, or one partial vector when lanes < W), the
- * constants spelled out for the compiler; FN: tile (AVX2, W 8) or tile512 (AVX-512, W 16) */
-#define TILE_ARGS kb, ke, alpha, A, lda, B, ldb, C, ldc, add, lanes
-#define TILE_CASES(FN, W, TA)                                                                   \
-    switch (lanes < W ? R : R * 4 + V) {                                                       \
-    case 1: FN(1, 1, TA, true, TILE_ARGS); break;                                               \
-    case 2: FN(2, 1, TA, true, TILE_ARGS); break;                                               \
-    case 3: FN(3, 1, TA, true, TILE_ARGS); break;                                               \
-    case 4: FN(4, 1, TA, true, TILE_ARGS); break;                                               \
-    case 5: FN(1, 1, TA, false, TILE_ARGS); break;                                              \
-    case 6: FN(1, 2, TA, false, TILE_ARGS); break;                                              \
-    case 7: FN(1, 3, TA, false, TILE_ARGS); break;                                              \
-    case 9: FN(2, 1, TA, false, TILE_ARGS); break;                                              \
-    case 10: FN(2, 2, TA, false, TILE_ARGS); break;                                             \
-    case 11: FN(2, 3, TA, false, TILE_ARGS); break;                                             \
-    case 13: FN(3, 1, TA, false, TILE_ARGS); break;                                             \
-    case 14: FN(3, 2, TA, false, TILE_ARGS); break;                                             \
-    case 15: FN(3, 3, TA, false, TILE_ARGS); break;                                             \
-    case 17: FN(4, 1, TA, false, TILE_ARGS); break;                                             \
-    case 18: FN(4, 2, TA, false, TILE_ARGS); break;                                             \
-    default: FN(4, 3, TA, false, TILE_ARGS); break;                                             \
+/* one tile of R rows (1..4, or 1..8 with AVX-512) and V vectors (1..3, or one partial vector
+ * when lanes < W), the constants spelled out for the compiler; FN: tile (AVX2, W 8) or tile512
+ * (AVX-512, W 16) */
+#define TILE_ARGS kb, ke, alpha, A, lda, B, ldb, C, ldc, add, lanes, bias
+#define TILE_V(FN, W, R_, TA)                                                                   \
+    do {                                                                                        \
+        if (lanes < W)                                                                          \
+            FN(R_, 1, TA, true, TILE_ARGS);                                                     \
+        else if (V == 1)                                                                        \
+            FN(R_, 1, TA, false, TILE_ARGS);                                                    \
+        else if (V == 2)                                                                        \
+            FN(R_, 2, TA, false, TILE_ARGS);                                                    \
+        else                                                                                    \
+            FN(R_, 3, TA, false, TILE_ARGS);                                                    \
+    } while (0)
+#define TILE_CASES4(FN, W, TA)                                                                  \
+    switch (R) {                                                                                \
+    case 1: TILE_V(FN, W, 1, TA); break;                                                        \
+    case 2: TILE_V(FN, W, 2, TA); break;                                                        \
+    case 3: TILE_V(FN, W, 3, TA); break;                                                        \
+    default: TILE_V(FN, W, 4, TA); break;                                                       \
+    }
+#define TILE_CASES8(FN, W, TA)                                                                  \
+    switch (R) {                                                                                \
+    case 1: TILE_V(FN, W, 1, TA); break;                                                        \
+    case 2: TILE_V(FN, W, 2, TA); break;                                                        \
+    case 3: TILE_V(FN, W, 3, TA); break;                                                        \
+    case 4: TILE_V(FN, W, 4, TA); break;                                                        \
+    case 5: TILE_V(FN, W, 5, TA); break;                                                        \
+    case 6: TILE_V(FN, W, 6, TA); break;                                                        \
+    case 7: TILE_V(FN, W, 7, TA); break;                                                        \
+    default: TILE_V(FN, W, 8, TA); break;                                                       \
     }
 
 __attribute__((target("avx2,fma"))) static void tile_any(int R, int V, bool ta, int kb, int ke,
                                                          float alpha, const float *A, int lda,
                                                          const float *B, int ldb, float *C,
-                                                         int ldc, bool add, int lanes)
+                                                         int ldc, bool add, int lanes,
+                                                         const float *bias)
 {
     if (ta)
-        TILE_CASES(tile, 8, true)
+        TILE_CASES4(tile, 8, true)
     else
-        TILE_CASES(tile, 8, false)
+        TILE_CASES4(tile, 8, false)
 }
 
 /* The same tiles 16 columns wide (AVX-512F: twice the multiply-adds an instruction where the
@@ -139,10 +157,14 @@ __attribute__((target("avx2,fma"))) static void tile_any(int R, int V, bool ta, 
  * under a mask register. */
 __attribute__((target("avx512f"), always_inline)) static inline void
 tile512(const int R, const int V, const bool ta, const bool part, int kb, int ke, float alpha,
-        const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes)
+        const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes,
+        const float *bias)
 {
     const __mmask16 mask = (__mmask16)((1u << lanes) - 1);
-    __m512 acc[TRI_R][3];
+    for (int r = 0; r < R; r++) /* C's lines on their way while the sums run */
+        for (int v = 0; v < V; v++)
+            _mm_prefetch((const char *)(C + (int64_t)r * ldc + 16 * v), _MM_HINT_T0);
+    __m512 acc[TILE_R512][3];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < V; v++) acc[r][v] = _mm512_setzero_ps();
     for (int k = kb; k < ke; k++) {
@@ -161,9 +183,10 @@ tile512(const int R, const int V, const bool ta, const bool part, int kb, int ke
         for (int v = 0; v < V; v++) {
             float *c = C + (int64_t)r * ldc + 16 * v;
             bool pv = part && v == V - 1;
-            __m512 old = !add ? _mm512_setzero_ps()
-                         : pv ? _mm512_maskz_loadu_ps(mask, c)
-                              : _mm512_loadu_ps(c);
+            const float *o = bias ? bias + 16 * v : c; /* what acc is added to */
+            __m512 old = !bias && !add ? _mm512_setzero_ps()
+                         : pv          ? _mm512_maskz_loadu_ps(mask, o)
+                                       : _mm512_loadu_ps(o);
             __m512 x = _mm512_fmadd_ps(al, acc[r][v], old);
             if (pv)
                 _mm512_mask_storeu_ps(c, mask, x);
@@ -175,19 +198,21 @@ tile512(const int R, const int V, const bool ta, const bool part, int kb, int ke
 __attribute__((target("avx512f"))) static void tile512_any(int R, int V, bool ta, int kb, int ke,
                                                            float alpha, const float *A, int lda,
                                                            const float *B, int ldb, float *C,
-                                                           int ldc, bool add, int lanes)
+                                                           int ldc, bool add, int lanes,
+                                                           const float *bias)
 {
     if (ta)
-        TILE_CASES(tile512, 16, true)
+        TILE_CASES8(tile512, 16, true)
     else
-        TILE_CASES(tile512, 16, false)
+        TILE_CASES8(tile512, 16, false)
 }
 
 /* The walk over row tiles, either width: columns in chunks of 2 or 3 vectors of W (8 or 12
  * accumulators of AVX2's 16 registers, enough in flight for the FMA latency); a partial last
  * vector is a chunk of its own. run_tile: tile_any (W 8) or tile512_any (W 16). */
 typedef void tile_fn(int R, int V, bool ta, int kb, int ke, float alpha, const float *A, int lda,
-                     const float *B, int ldb, float *C, int ldc, bool add, int lanes);
+                     const float *B, int ldb, float *C, int ldc, bool add, int lanes,
+                     const float *bias);
 static void tri_walk(tile_fn *run_tile, int W, tt_tri tri, bool ta, int M, int N, int K,
                      float alpha, const float *A, int lda, const float *B, int ldb, float *C,
                      int ldc, bool add)
@@ -200,12 +225,93 @@ static void tri_walk(tile_fn *run_tile, int W, tt_tri tri, bool ta, int M, int N
         int full = n / W;
         for (int v0 = 0; v0 < full;) {
             int V = full - v0 == 4 ? 2 : full - v0 < 3 ? full - v0 : 3;
-            run_tile(R, V, ta, kb, ke, alpha, a, lda, B + W * v0, ldb, c + W * v0, ldc, add, W);
+            run_tile(R, V, ta, kb, ke, alpha, a, lda, B + W * v0, ldb, c + W * v0, ldc, add, W,
+                     NULL);
             v0 += V;
         }
         if (n % W)
             run_tile(R, 1, ta, kb, ke, alpha, a, lda, B + W * full, ldb, c + W * full, ldc,
-                     add, n % W);
+                     add, n % W, NULL);
+    }
+}
+
+/* The whole gemm C (M,N) = alpha op(A) op(B) (+ C, or + a bias row) in tiles, k in blocks of
+ * GEMM_KC: each block is one chain per element, as above, added to C as it stands (c = fma(alpha,
+ * acc, c), c starting as the bias, C, or 0), so C itself carries the sum between blocks and the
+ * bits depend on neither the tiles nor the vector width. In a block, rows go in groups sized
+ * so that the group's A (256 KiB) stays in the core's L2 cache while every column panel reads
+ * it; columns in panels of 3 vectors (48 with AVX-512, 24 with AVX2); rows in tiles of MR (8 x 3
+ * vectors = 24 of AVX-512's 32 registers; AVX2's 16 hold 4 x 3). A row-major A is read where
+ * it lies, one broadcast an element; a transposed A (the weight gradients' dy^T, whose rows lie
+ * a power of two apart and so in the same few cache sets) is first copied, a group at a time,
+ * tile by tile, k-major. B is read where it lies when row-major, else (tb) each panel's block
+ * is first copied into a row-major tile (tt_cpu_transpose). The copies live in thread-local
+ * buffers: no allocation, any thread. */
+#define GEMM_KC 512
+#define GEMM_NC 48               /* the widest panel: 3 vectors of 16 */
+#define GEMM_GROUP_A (64 * 1024) /* the floats of a group's block of A: 256 KiB */
+static _Thread_local _Alignas(64) float tile_a[GEMM_GROUP_A];
+#define GEMM_B (256 * 1024) /* the floats of a block of a transposed B, all its panels */
+static _Thread_local _Alignas(64) float tile_b[GEMM_B];
+
+static void full_walk(tile_fn *run_tile, int W, int MR, bool ta, bool tb, int M, int N, int K,
+                      float alpha, const float *A, int lda, const float *B, int ldb, float *C,
+                      int ldc, bool add, const float *bias)
+{
+    const int NC = 3 * W;
+    for (int kb = 0; kb < K || kb == 0; kb += GEMM_KC) {
+        int ke = K - kb < GEMM_KC ? K : kb + GEMM_KC, kn = ke - kb;
+        int MG = GEMM_GROUP_A / (kn > MR ? kn : MR) / MR * MR;
+        bool first = kb == 0;
+        /* a transposed B: every panel's block copied once, when they fit, else per group */
+        bool b_once = tb && (int64_t)kn * ((N + NC - 1) / NC * NC) <= GEMM_B;
+        for (int j0 = 0; b_once && j0 < N; j0 += NC)
+            tt_cpu_transpose(tile_b + (int64_t)j0 * kn, B + (int64_t)j0 * ldb + kb,
+                             N - j0 < NC ? N - j0 : NC, kn, ldb);
+        for (int g0 = 0; g0 < M; g0 += MG) {
+            int g1 = M - g0 < MG ? M : g0 + MG;
+            if (ta) /* the group's tiles, each its R rows for every k of the block */
+                for (int i0 = g0; i0 < g1; i0 += MR) {
+                    int R = g1 - i0 < MR ? g1 - i0 : MR;
+                    float *t = tile_a + (int64_t)(i0 - g0) * kn;
+                    const float *src = A + (int64_t)kb * lda + i0;
+                    if (R == 8 && MR == 8) /* whole tiles: fixed sizes, which become moves */
+                        for (int k = 0; k < kn; k++)
+                            memcpy(t + k * 8, src + (int64_t)k * lda, 8 * sizeof(float));
+                    else if (R == 4 && MR == 4)
+                        for (int k = 0; k < kn; k++)
+                            memcpy(t + k * 4, src + (int64_t)k * lda, 4 * sizeof(float));
+                    else
+                        for (int k = 0; k < kn; k++)
+                            memcpy(t + k * MR, src + (int64_t)k * lda, (size_t)R * sizeof(float));
+                }
+            for (int j0 = 0; j0 < N; j0 += NC) {
+                int n = N - j0 < NC ? N - j0 : NC, full = n / W;
+                const float *b = B + (int64_t)kb * ldb + j0; /* the block's rows of B */
+                int bs = ldb;
+                if (b_once)
+                    b = tile_b + (int64_t)j0 * kn, bs = n;
+                else if (tb) {
+                    tt_cpu_transpose(tile_b, B + (int64_t)j0 * ldb + kb, n, kn, ldb);
+                    b = tile_b, bs = n;
+                }
+                const float *o = first && bias ? bias + j0 : NULL;
+                for (int i0 = g0; i0 < g1; i0 += MR) {
+                    int R = g1 - i0 < MR ? g1 - i0 : MR;
+                    const float *a = ta ? tile_a + (int64_t)(i0 - g0) * kn
+                                        : A + (int64_t)i0 * lda + kb;
+                    int la = ta ? MR : lda;
+                    float *c = C + (int64_t)i0 * ldc + j0;
+                    if (full)
+                        run_tile(R, full, ta, 0, kn, alpha, a, la, b, bs, c, ldc, add || !first,
+                                 W, o);
+                    if (n % W)
+                        run_tile(R, 1, ta, 0, kn, alpha, a, la, b + W * full, bs, c + W * full,
+                                 ldc, add || !first, n % W, o ? o + W * full : NULL);
+                }
+            }
+        }
+        if (K == 0) break;
     }
 }
 
@@ -227,6 +333,35 @@ void tt_cpu_tri_gemm_on(tt_cpu_vec vec, tt_tri tri, bool ta, int M, int N, int K
     (void)vec;
 #endif
     tri_plain(tri, ta, M, N, K, alpha, A, lda, B, ldb, C, ldc, add);
+}
+
+bool tt_cpu_tile_gemm_on(tt_cpu_vec vec, bool ta, bool tb, int M, int N, int K, real alpha,
+                         const real *A, int lda, const real *B, int ldb, real *C, int ldc,
+                         bool add, const real *bias)
+{
+#ifdef TRI_AVX2
+    if (vec == TT_CPU_VEC_AVX512 && tt_cpu_have_avx512f()) {
+        full_walk(tile512_any, 16, TILE_R512, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc,
+                  add, bias);
+        return true;
+    }
+    if (vec >= TT_CPU_VEC_AVX2 && tt_cpu_have_avx2_fma()) {
+        full_walk(tile_any, 8, TRI_R, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, add,
+                  bias);
+        return true;
+    }
+#else
+    (void)vec, (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda;
+    (void)B, (void)ldb, (void)C, (void)ldc, (void)add, (void)bias;
+#endif
+    return false;
+}
+
+bool tt_cpu_tile_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const real *A, int lda,
+                      const real *B, int ldb, real *C, int ldc, bool add, const real *bias)
+{
+    return tt_cpu_tile_gemm_on(TT_CPU_VEC_AVX512, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc,
+                               add, bias);
 }
 
 void tt_cpu_tri_gemm(tt_tri tri, bool ta, int M, int N, int K, real alpha, const real *A, int lda,
