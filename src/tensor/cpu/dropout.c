@@ -45,7 +45,7 @@ void tt_cpu_keep_mask(uint8_t *keep, const tt_rng *at, int64_t first, int64_t n,
 typedef struct drop {
     real *y;
     uint8_t *mask;
-    real *deriv; /* gelu's forward: gelu'(x), or NULL */
+    real *deriv; /* gelu: gelu'(x), written by the forward (or NULL), read by the backward */
     const real *x, *res;
     real p;
     tt_rng at;
@@ -228,7 +228,7 @@ TT_VEC static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi
 {
     (void)tid;
     const drop *d = ctx;
-    const real *deriv = d->x, *dy = d->res;
+    const real *deriv = d->deriv, *dy = d->res;
     if (!d->mask) {
         tt_cpu_mul_rows(d->y + lo, dy + lo, deriv + lo, hi - lo, d->acc);
         return;
@@ -245,6 +245,7 @@ TT_VEC static void gelu_dropout_backward_range(void *ctx, int64_t lo, int64_t hi
 void tt_cpu_gelu_dropout_backward(real *dinp, const uint8_t *mask, const real *deriv,
                                   const real *dout, real p, int64_t n, bool acc)
 {
-    drop d = {.y = dinp, .mask = (uint8_t *)mask, .x = deriv, .res = dout, .p = p, .acc = acc};
+    drop d = {.y = dinp, .mask = (uint8_t *)mask, .deriv = (real *)deriv, .res = dout, .p = p,
+              .acc = acc};
     tt_pool_for(n, TT_CPU_ALIGN, TT_CPU_GRAIN / 4, gelu_dropout_backward_range, &d);
 }

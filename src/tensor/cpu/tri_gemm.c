@@ -24,7 +24,7 @@
 #endif
 
 #define TRI_R 4 /* rows of a tile */
-#define TILE_R512 8 /* the most rows of a tile (the whole gemm's AVX-512 ones) */
+#define TILE_RMAX 8 /* the most rows of any tile (the whole gemm's AVX-512 ones) */
 _Static_assert(8 % TRI_R == 0, "a tile's rows must share tt_tri_cols");
 #define TRI_SCALAR_W 64 /* columns of the plain loops' accumulator row */
 
@@ -64,9 +64,9 @@ static void tri_plain(tt_tri tri, bool ta, int M, int N, int K, real alpha, cons
 #ifdef TRI_AVX2
 #include <immintrin.h>
 
-/* C (R, 8V) = alpha op(A) B (+ C) over k in [kb, ke), with R, V, ta, part constants after
- * inlining; part: the last vector has `lanes` columns, read and written under a mask (B's and
- * C's columns past it may not exist) */
+/* C (R, 8V) = alpha op(A) B (+ C with add, or + the bias row when bias) over k in [kb, ke),
+ * with R, V, ta, part constants after inlining; part: the last vector has `lanes` columns,
+ * read and written under a mask (B's, C's and the bias's columns past it may not exist) */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, float alpha,
      const float *A, int lda, const float *B, int ldb, float *C, int ldc, bool add, int lanes,
@@ -74,7 +74,7 @@ tile(const int R, const int V, const bool ta, const bool part, int kb, int ke, f
 {
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    __m256 acc[TILE_R512][3];
+    __m256 acc[TILE_RMAX][3];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < V; v++) acc[r][v] = _mm256_setzero_ps();
     for (int k = kb; k < ke; k++) {
@@ -158,7 +158,7 @@ tile512(const int R, const int V, const bool ta, const bool part, int kb, int ke
     for (int r = 0; r < R; r++) /* C's lines on their way while the sums run */
         for (int v = 0; v < V; v++)
             _mm_prefetch((const char *)(C + (int64_t)r * ldc + 16 * v), _MM_HINT_T0);
-    __m512 acc[TILE_R512][3];
+    __m512 acc[TILE_RMAX][3];
     for (int r = 0; r < R; r++)
         for (int v = 0; v < V; v++) acc[r][v] = _mm512_setzero_ps();
     for (int k = kb; k < ke; k++) {
