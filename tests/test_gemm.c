@@ -429,7 +429,8 @@ START_TEST(test_tile_gemm)
 {
     if (sizeof(real) != 4 || !tt_cpu_have_avx2_fma()) return;
     const int dims[][3] = {{1, 1, 1}, {9, 17, 5}, {37, 53, 129}, {13, 100, 1100}, {600, 40, 530},
-                           {64, 48, 0}, {17, 33, 513}, {12, 16, 24}, {20, 10, 21}, {6, 8, 15}};
+                           {64, 48, 0}, {17, 33, 513}, {12, 16, 24}, {20, 10, 21}, {6, 8, 15},
+                           {20, 530, 600}}; /* the last: two chunks of packed B at k 512 */
     const tt_cpu_vec widths[] = {TT_CPU_VEC_AVX2, TT_CPU_VEC_AVX512};
     for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
         for (int f = 0; f < 12; f++) {

@@ -232,22 +232,29 @@ static void tri_walk(tile_fn *run_tile, int W, tt_tri tri, bool ta, int M, int N
 /* The whole gemm C (M,N) = alpha op(A) op(B) (+ C, or + a bias row) in tiles, k in blocks of
  * GEMM_KC: each block is one chain per element, as above, added to C as it stands (c = fma(alpha,
  * acc, c), c starting as the bias, C, or 0), so C itself carries the sum between blocks and the
- * bits depend on neither the tiles nor the vector width. In a block, rows go in groups sized
- * so that the group's A (256 KiB) stays in the core's L2 cache while every column panel reads
- * it; columns in panels of NV vectors, rows in tiles of MR: 8 x 3 vectors of 16 (48 columns) with
- * AVX-512, 24 accumulators of its 32 registers; 6 x 2 of 8 with AVX2, 12 of its 16, which
- * leaves both vectors of B in registers (4 x 3 left one to be loaded again for every row:
- * medium's step 10% slower than on OpenBLAS's Haswell kernels). A row-major A is read where
- * it lies, one broadcast an element; a transposed A (the weight gradients' dy^T, whose rows lie
- * a power of two apart and so in the same few cache sets) is first copied, a group at a time,
- * tile by tile, k-major. B is read where it lies when row-major, else (tb) each panel's block
- * is first copied into a row-major tile (tt_cpu_transpose). The copies live in thread-local
- * buffers: no allocation, any thread. */
+ * bits depend on neither the tiles nor the vector width. In a block, columns go in chunks
+ * whose block of B fits tile_b, rows in groups sized so that the group's A (256 KiB) stays in
+ * the core's L2 cache while every column panel of the chunk reads it; columns in panels of NV
+ * vectors, rows in tiles of MR: 8 x 3 vectors of 16 (48 columns) with AVX-512, 24
+ * accumulators of its 32 registers; 6 x 2 of 8 with AVX2, 12 of its 16, which leaves both
+ * vectors of B in registers (4 x 3 left one to be loaded again for every row: medium's step
+ * 10% slower than on OpenBLAS's Haswell kernels).
+ * A row-major A is read where it lies, one broadcast an element. A transposed A (the weight
+ * gradients' dy^T) is first copied a group at a time, row by row (one k), into rows whose
+ * stride is not a multiple of 4 KiB: dy's own rows lie a power of two apart, in the same few
+ * cache sets, and a copy tile by tile fetched each of their lines once for every tile.
+ * B is packed a chunk at a time, panel by panel, each panel's block row-major and n wide: a
+ * transposed B must be (tt_cpu_transpose), and the AVX2 tiles, whose panel is one cache line
+ * wide, lost up to a quarter of their rate to B's rows read in place a power of two apart (a
+ * 2048^3 gemm at 68 GFLOP/s a core instead of 91); the AVX-512 ones read three lines a row
+ * and were as fast in place, so they read a row-major B there and skip the copy.
+ * The copies live in thread-local buffers: no allocation, any thread. */
 #define GEMM_KC 512
 #define GEMM_NC 48               /* the widest panel: 3 vectors of 16 */
 #define GEMM_GROUP_A (64 * 1024) /* the floats of a group's block of A: 256 KiB */
-static _Thread_local _Alignas(64) float tile_a[GEMM_GROUP_A];
-#define GEMM_B (256 * 1024) /* the floats of a block of a transposed B, all its panels */
+#define GEMM_PAD_A 24            /* most floats a row of the copied A^T is padded by */
+static _Thread_local _Alignas(64) float tile_a[GEMM_GROUP_A + GEMM_PAD_A * GEMM_KC];
+#define GEMM_B (256 * 1024) /* the floats of a chunk's block of B, all its panels */
 static _Thread_local _Alignas(64) float tile_b[GEMM_B];
 
 static void full_walk(tile_fn *run_tile, int W, int MR, int NV, bool ta, bool tb, int M, int N,
@@ -255,55 +262,50 @@ static void full_walk(tile_fn *run_tile, int W, int MR, int NV, bool ta, bool tb
                       float *C, int ldc, bool add, const float *bias)
 {
     const int NC = NV * W;
+    const bool pack = tb || W == 8;
     for (int kb = 0; kb < K || kb == 0; kb += GEMM_KC) {
         int ke = K - kb < GEMM_KC ? K : kb + GEMM_KC, kn = ke - kb;
         int MG = GEMM_GROUP_A / (kn > MR ? kn : MR) / MR * MR;
+        int JC = pack ? GEMM_B / (kn > NC ? kn : NC) / NC * NC : N;
         bool first = kb == 0;
-        /* a transposed B: every panel's block copied once, when they fit, else per group */
-        bool b_once = tb && (int64_t)kn * N <= GEMM_B;
-        for (int j0 = 0; b_once && j0 < N; j0 += NC)
-            tt_cpu_transpose(tile_b + (int64_t)j0 * kn, B + (int64_t)j0 * ldb + kb,
-                             N - j0 < NC ? N - j0 : NC, kn, ldb);
-        for (int g0 = 0; g0 < M; g0 += MG) {
-            int g1 = M - g0 < MG ? M : g0 + MG;
-            if (ta) /* the group's tiles, each its R rows for every k of the block */
-                for (int i0 = g0; i0 < g1; i0 += MR) {
-                    int R = g1 - i0 < MR ? g1 - i0 : MR;
-                    float *t = tile_a + (int64_t)(i0 - g0) * kn;
-                    const float *src = A + (int64_t)kb * lda + i0;
-                    if (R == 8 && MR == 8) /* whole tiles: fixed sizes, which become moves */
-                        for (int k = 0; k < kn; k++)
-                            memcpy(t + k * 8, src + (int64_t)k * lda, 8 * sizeof(float));
-                    else if (R == 6 && MR == 6)
-                        for (int k = 0; k < kn; k++)
-                            memcpy(t + k * 6, src + (int64_t)k * lda, 6 * sizeof(float));
-                    else
-                        for (int k = 0; k < kn; k++)
-                            memcpy(t + k * MR, src + (int64_t)k * lda, (size_t)R * sizeof(float));
-                }
-            for (int j0 = 0; j0 < N; j0 += NC) {
-                int n = N - j0 < NC ? N - j0 : NC, full = n / W;
-                const float *b = B + (int64_t)kb * ldb + j0; /* the block's rows of B */
-                int bs = ldb;
-                if (b_once)
-                    b = tile_b + (int64_t)j0 * kn, bs = n;
-                else if (tb) {
-                    tt_cpu_transpose(tile_b, B + (int64_t)j0 * ldb + kb, n, kn, ldb);
-                    b = tile_b, bs = n;
-                }
-                const float *o = first && bias ? bias + j0 : NULL;
-                for (int i0 = g0; i0 < g1; i0 += MR) {
-                    int R = g1 - i0 < MR ? g1 - i0 : MR;
-                    const float *a = ta ? tile_a + (int64_t)(i0 - g0) * kn
-                                        : A + (int64_t)i0 * lda + kb;
-                    int la = ta ? MR : lda;
-                    float *c = C + (int64_t)i0 * ldc + j0;
-                    if (full)
-                        run_tile(R, full, ta, 0, kn, alpha, a, la, b, bs, c, ldc, add || !first,
-                                 W, o);
-                    if (n % W)
-                        run_tile(R, 1, ta, 0, kn, alpha, a, la, b + W * full, bs, c + W * full,
-                                 ldc, add || !first, n % W, o ? o + W * full : NULL);
+        for (int jc = 0; jc < N; jc += JC) {
+            int jn = N - jc < JC ? N - jc : JC;
+            for (int j0 = 0; pack && j0 < jn; j0 += NC) {
+                int n = jn - j0 < NC ? jn - j0 : NC;
+                float *t = tile_b + (int64_t)j0 * kn;
+                if (tb)
+                    tt_cpu_transpose(t, B + (int64_t)(jc + j0) * ldb + kb, n, kn, ldb);
+                else
+                    for (int k = 0; k < kn; k++)
+                        memcpy(t + (int64_t)k * n, B + (int64_t)(kb + k) * ldb + jc + j0,
+                               (size_t)n * sizeof(float));
+            }
+            for (int g0 = 0; g0 < M; g0 += MG) {
+                int g1 = M - g0 < MG ? M : g0 + MG;
+                /* the copied A^T's row stride: a multiple of 16 floats, plus 8 */
+                int ls = (g1 - g0 + 15) / 16 * 16 + 8;
+                for (int k = 0; ta && k < kn; k++)
+                    memcpy(tile_a + (int64_t)k * ls, A + (int64_t)(kb + k) * lda + g0,
+                           (size_t)(g1 - g0) * sizeof(float));
+                for (int j0 = 0; j0 < jn; j0 += NC) {
+                    int n = jn - j0 < NC ? jn - j0 : NC, full = n / W;
+                    const float *b = pack ? tile_b + (int64_t)j0 * kn /* n wide */
+                                          : B + (int64_t)kb * ldb + jc + j0;
+                    int bs = pack ? n : ldb;
+                    const float *o = first && bias ? bias + jc + j0 : NULL;
+                    for (int i0 = g0; i0 < g1; i0 += MR) {
+                        int R = g1 - i0 < MR ? g1 - i0 : MR;
+                        const float *a = ta ? tile_a + (i0 - g0) : A + (int64_t)i0 * lda + kb;
+                        int la = ta ? ls : lda;
+                        float *c = C + (int64_t)i0 * ldc + jc + j0;
+                        if (full)
+                            run_tile(R, full, ta, 0, kn, alpha, a, la, b, bs, c, ldc,
+                                     add || !first, W, o);
+                        if (n % W)
+                            run_tile(R, 1, ta, 0, kn, alpha, a, la, b + W * full, bs,
+                                     c + W * full, ldc, add || !first, n % W,
+                                     o ? o + W * full : NULL);
+                    }
                 }
             }
         }
