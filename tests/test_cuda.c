@@ -343,7 +343,7 @@ SLOT(LN, "layernorm_forward", real *const *q = (real *const *)p; const int64_t *
 SLOT(LN_BWD, "layernorm_backward", real *const *q = (real *const *)p;
      const int64_t *o = c->stride;
      d->layernorm_backward(q[0] + o[0], q[1], q[2], q[3] + o[1], q[4] + o[2], q[5], q[6], q[7],
-                           c->N, c->C),
+                           c->N, c->C, c->acc),
      {"dinp", GRAD, X0, F}, {"dweight", GRAD, SC, F}, {"dbias", GRAD, SC, F},
      {"dout", IN, X0, F}, {"inp", IN, X0, F}, {"weight", IN, SC, F}, {"mean", IN, SR, F},
      {"rstd", IN, SR, F})
@@ -522,9 +522,10 @@ START_TEST(test_rows)
         x = f.a[3].init;
         for (int64_t i = 0; i < NC; i++) x[i] += R(2);
         kc_check(&f);
-        for (int nulls = 0; nulls < 7; nulls++) {
-            c = (kcase){.N = N, .C = C, .x = {NC}};
-            kc_new(&c, &LN_BWD, nulls, NULL);
+        for (int nulls = 0; nulls < 14; nulls++) { /* dinp added to, then written (junk) */
+            c = (kcase){.N = N, .C = C, .x = {NC}, .acc = nulls < 7};
+            kc_new(&c, &LN_BWD, nulls % 7, c.acc ? ", acc" : ", written");
+            if (!c.acc && c.a[0].role != NONE) c.a[0].role = OUT;
             for (int i = 0; i < 4; i++) kc_copy(&c, LN_FROM[i][0], &f, LN_FROM[i][1]);
             kc_run(&c);
         }
@@ -551,9 +552,10 @@ START_TEST(test_rows)
             real *x = f.a[3].init;
             for (int64_t i = 0; i < N * C + 1; i++) x[i] += R(2);
             kc_check(&f);
-            kcase c = {.N = N, .C = C, .x = {N * C + 1}};
+            kcase c = {.N = N, .C = C, .x = {N * C + 1}, .acc = v != 1}; /* written once */
             for (int k = 0; k < 3; k++) c.stride[k] = v == k + 1;
             kc_new(&c, &LN_BWD, 0, LN_OFF[v]);
+            if (!c.acc) c.a[0].role = OUT;
             kc_copy(&c, 4, &f, 3); /* inp, mean, rstd */
             kc_copy(&c, 6, &f, 1);
             kc_copy(&c, 7, &f, 2);

@@ -436,34 +436,38 @@ START_TEST(test_layernorm_forward)
 }
 END_TEST
 
-/* Prefilled dinp, dweight, dbias; `null` (0, 1, 2) names the one passed as NULL, -1 none. */
+/* Prefilled dinp, dweight, dbias; `null` (0, 1, 2) names the one passed as NULL, -1 none.
+ * With acc dinp is added to; without, it holds junk and is written. */
 static void check_layernorm_backward(int null)
 {
     static const char *names[] = {"dinp", "dweight", "dbias"};
-    for (int s = 0; s < NSHAPES; s++) {
-        int64_t N = SHAPES[s].N, n = N * SHAPES[s].C;
-        int C = SHAPES[s].C;
+    for (int s = 0; s < 2 * NSHAPES; s++) {
+        const bool acc = s < NSHAPES;
+        int64_t N = SHAPES[s % NSHAPES].N, n = N * SHAPES[s % NSHAPES].C;
+        int C = SHAPES[s % NSHAPES].C;
         real *x = layernorm_input(n, 220), *w = randn(C, 221), *b = randn(C, 222);
         real *y = tt_test_alloc(n), *mean = tt_test_alloc(N), *rstd = tt_test_alloc(N);
         real *dy = randn(n, 223);
-        real *grads[3] = {randn(n, 224), randn(C, 225), randn(C, 226)};
+        real *grads[3] = {acc ? randn(n, 224) : randu(n, 224, -9, 9), randn(C, 225),
+                          randn(C, 226)};
         double *refs[3] = {dzeros(n), dzeros(C), dzeros(C)};
         int64_t sizes[3] = {n, C, C};
         ref_layernorm(y, mean, rstd, x, w, b, N, C);
         ref_layernorm_backward(refs[0], refs[1], refs[2], dy, x, w, mean, rstd, N, C);
         real *wants[3];
         for (int k = 0; k < 3; k++) {
-            wants[k] = dup_real(grads[k], sizes[k]);
+            wants[k] = k == 0 && !acc ? tt_test_alloc(sizes[k]) : dup_real(grads[k], sizes[k]);
             add_into(wants[k], refs[k], sizes[k]);
         }
         be->layernorm_backward(null == 0 ? NULL : grads[0], null == 1 ? NULL : grads[1],
-                               null == 2 ? NULL : grads[2], dy, x, w, mean, rstd, N, C);
+                               null == 2 ? NULL : grads[2], dy, x, w, mean, rstd, N, C, acc);
         /* dinp sums over C per row, dweight and dbias over N per column */
         double tol = tol_sum(N > C ? N : C);
         for (int k = 0; k < 3; k++) {
             if (k != null)
-                ck_assert_close(label("layernorm_backward %s (%s NULL) N=%lld C=%d", names[k],
-                                      null < 0 ? "none" : names[null], (long long)N, C),
+                ck_assert_close(label("layernorm_backward %s (%s NULL) N=%lld C=%d acc=%d",
+                                      names[k], null < 0 ? "none" : names[null], (long long)N, C,
+                                      acc),
                                 grads[k], wants[k], sizes[k], tol, tol);
             free_all(grads[k], refs[k], wants[k]);
         }

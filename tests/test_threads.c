@@ -314,9 +314,11 @@ START_TEST(test_threaded_rows_same_bits)
               be->layernorm_forward(out, stats, stats + N, x, w, b, N, C, R(1e-5)));
     be->layernorm_forward(out, stats0, stats0 + N, x, w, b, N, C, R(1e-5));
     SAME_BITS("layernorm backward dx", out, g0, (int64_t)N * C,
-              be->layernorm_backward(out, NULL, NULL, dy, x, w, stats0, stats0 + N, N, C));
+              be->layernorm_backward(out, NULL, NULL, dy, x, w, stats0, stats0 + N, N, C, true));
+    SAME_BITS("layernorm backward dx written", out, g0, (int64_t)N * C,
+              be->layernorm_backward(out, NULL, NULL, dy, x, w, stats0, stats0 + N, N, C, false));
     SAME_BITS("layernorm backward dw db", dwb, dwb0, 2 * C,
-              be->layernorm_backward(NULL, dwb, dwb + C, dy, x, w, stats0, stats0 + N, N, C));
+              be->layernorm_backward(NULL, dwb, dwb + C, dy, x, w, stats0, stats0 + N, N, C, true));
 
     real *logits = randn((int64_t)N * V, 8), *dl0 = randn((int64_t)N * V, 9);
     real *dl = malloc((size_t)N * V * sizeof(real)), *lse = malloc((size_t)N * sizeof(real));

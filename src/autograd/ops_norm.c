@@ -28,9 +28,11 @@ static void layernorm_backward(tt_graph *g, tt_node *n)
 {
     tt_var *x = n->in[0], *w = n->in[1], *b = n->in[2];
     int C = n->i[0];
-    g->be->layernorm_backward(tt_grad_or_null(g, x), tt_grad_or_null(g, w), tt_grad_or_null(g, b),
+    bool fresh = false; /* x's gradient is usually fresh: written, not zeroed and added to */
+    real *dx = x->requires_grad ? tt_var_grad_maybe_fresh(g, x, &fresh) : NULL;
+    g->be->layernorm_backward(dx, tt_grad_or_null(g, w), tt_grad_or_null(g, b),
                               n->out->grad.data, x->val.data, w->val.data, n->saved[0].data,
-                              n->saved[1].data, rows_of(x, C), C);
+                              n->saved[1].data, rows_of(x, C), C, !fresh);
 }
 
 tt_var *tt_layernorm(tt_graph *g, tt_var *x, tt_var *weight, tt_var *bias, real eps)

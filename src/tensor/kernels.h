@@ -81,15 +81,17 @@
     X(softmax_backward, (real *dinp, const real *out, const real *dout, int64_t N, int C),         \
       (dinp, out, dout, N, C))                                                                     \
                                                                                                    \
-    /* out (N,C) = (inp - mean) * rstd * weight + bias per row, saving mean (N), rstd (N). */      \
+    /* out (N,C) = (inp - mean) * rstd * weight + bias per row, saving mean (N), rstd (N).         \
+     * Backward: dweight, dbias added to; dinp added to, or written when !acc (dinp                \
+     * uninitialised: a fresh gradient). */                                                        \
     X(layernorm_forward,                                                                           \
       (real *out, real *mean, real *rstd, const real *inp, const real *weight, const real *bias,   \
        int64_t N, int C, real eps),                                                                \
       (out, mean, rstd, inp, weight, bias, N, C, eps))                                             \
     X(layernorm_backward,                                                                          \
       (real *dinp, real *dweight, real *dbias, const real *dout, const real *inp,                  \
-       const real *weight, const real *mean, const real *rstd, int64_t N, int C),                  \
-      (dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C))                                 \
+       const real *weight, const real *mean, const real *rstd, int64_t N, int C, bool acc),        \
+      (dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, acc))                            \
                                                                                                    \
     /* out (N,C) = weight[tokens[i]] (weight (V,C)); dweight[tokens[i]] += dout[i] */              \
     X(embedding_forward,                                                                           \

@@ -16,6 +16,7 @@ typedef struct ln {
     real eps;
     int64_t N;
     int C;
+    bool acc; /* backward: dx added to (else written) */
 } ln;
 
 TT_VEC static void ln_rows(void *ctx, int64_t lo, int64_t hi, int tid)
@@ -68,7 +69,10 @@ TT_VEC static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
         }
         real gmean = tt_lanes_total(ga) / (real)C, gxmean = tt_lanes_total(gxa) * s / (real)C;
         real *dx = l->y + r * C;
-        for (c = 0; c < C; c++) dx[c] += s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
+        /* without acc dx is not read: 0 + the term, the bits of a zeroed gradient added to */
+        for (c = 0; c < C; c++)
+            dx[c] = (l->acc ? dx[c] : R(0)) +
+                    s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
     }
 }
 
@@ -87,13 +91,14 @@ TT_VEC static void ln_backward_cols(void *ctx, int64_t lo, int64_t hi, int tid)
     }
 }
 
-/* dinp (N,C), dweight (C), dbias (C), dout (N,C), inp (N,C), weight (C), mean (N), rstd (N) */
+/* dinp (N,C), dweight (C), dbias (C), dout (N,C), inp (N,C), weight (C), mean (N), rstd (N);
+ * dinp added to, or written when !acc */
 void tt_cpu_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
                                const real *inp, const real *weight, const real *mean,
-                               const real *rstd, int64_t N, int C)
+                               const real *rstd, int64_t N, int C, bool acc)
 {
     ln l = {.y = dinp, .dw = dweight, .db = dbias, .x = inp, .w = weight, .dy = dout,
-            .cmean = mean, .crstd = rstd, .N = N, .C = C};
+            .cmean = mean, .crstd = rstd, .N = N, .C = C, .acc = acc};
     if (dinp) tt_pool_for(N, 1, tt_cpu_row_grain(C) / 2, ln_backward_rows, &l);
     if (dweight || dbias)
         tt_pool_for(C, TT_CPU_ALIGN, N * C >= TT_CPU_GRAIN ? TT_CPU_ALIGN : C, ln_backward_cols,

@@ -42,11 +42,12 @@ static __global__ void layernorm_kernel(real *out, real *mean, real *rstd, const
 }
 
 
-/* dinp (N,C) += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * weight;
- * dout (N,C), inp (N,C), weight (C), mean (N), rstd (N) */
+/* dinp (N,C) += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * weight, or
+ * without acc dinp = 0 + the same (not read: a fresh gradient, with the bits of one zeroed
+ * and added to); dout (N,C), inp (N,C), weight (C), mean (N), rstd (N) */
 static __global__ void layernorm_dx_kernel(real *dinp, const real *dout, const real *inp,
                                            const real *weight, const real *mean, const real *rstd,
-                                           int64_t N, int C)
+                                           int64_t N, int C, bool acc)
 {
     const int lane = threadIdx.x % 32;
     ROW_LOOP(r, N)
@@ -62,7 +63,8 @@ static __global__ void layernorm_dx_kernel(real *dinp, const real *dout, const r
         }
         real gmean = warp_sum(ga) / (real)C, gxmean = warp_sum(gxa) * s / (real)C;
         for (int c = lane; c < C; c += 32)
-            dx[c] += s * (MUL_RN(dy[c], weight[c]) - gmean - (x[c] - m) * s * gxmean);
+            dx[c] = (acc ? dx[c] : R(0)) +
+                    s * (MUL_RN(dy[c], weight[c]) - gmean - (x[c] - m) * s * gxmean);
     }
 }
 
@@ -172,13 +174,13 @@ static __global__ void layernorm_quads_kernel(real *out, real *mean, real *rstd,
     }
 }
 
-/* dinp (N,C) += as layernorm_dx_kernel; dout (N,C), inp (N,C), weight (C), mean (N),
- * rstd (N). g = dy * w and x - mean are kept; dinp's quads are all loaded before the first
- * is stored. */
+/* dinp (N,C) += (or, without acc, = 0 +) as layernorm_dx_kernel; dout (N,C), inp (N,C),
+ * weight (C), mean (N), rstd (N). g = dy * w and x - mean are kept; dinp's quads are all
+ * loaded before the first is stored. */
 template <int Q>
 static __global__ void layernorm_dx_quads_kernel(real *dinp, const real *dout, const real *inp,
                                                  const real *weight, const real *mean,
-                                                 const real *rstd, int64_t N, int C)
+                                                 const real *rstd, int64_t N, int C, bool acc)
 {
     ROW_LOOP(r, N)
     {
@@ -207,7 +209,7 @@ static __global__ void layernorm_dx_quads_kernel(real *dinp, const real *dout, c
         real4 dx[Q] = {};
 #pragma unroll
         for (int i = 0; i < Q; i++)
-            if (lane_quad(i, C) >= 0) dx[i] = ld_quad(dinp + r * C, lane_quad(i, C));
+            if (acc && lane_quad(i, C) >= 0) dx[i] = ld_quad(dinp + r * C, lane_quad(i, C));
 #pragma unroll
         for (int i = 0; i < Q; i++) {
             const int j = lane_quad(i, C);
@@ -263,10 +265,10 @@ void tt_cuda_layernorm_forward(real *out, real *mean, real *rstd, const real *in
 }
 
 /* dinp (N,C), dweight (C), dbias (C) (any may be NULL), dout (N,C), inp (N,C), weight (C),
- * mean (N), rstd (N) */
+ * mean (N), rstd (N); dinp added to, or written when !acc */
 void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const real *dout,
                                 const real *inp, const real *weight, const real *mean,
-                                const real *rstd, int64_t N, int C)
+                                const real *rstd, int64_t N, int C, bool acc)
 {
     if (N <= 0 || C <= 0) return;
     tt_cuda_beside( /* dweight, dbias beside dinp */
@@ -284,11 +286,11 @@ void tt_cuda_layernorm_backward(real *dinp, real *dweight, real *dbias, const re
                 with_quads(q, [&](auto Q) {
                     layernorm_dx_quads_kernel<Q()><<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0,
                                                      stream()>>>(dinp, dout, inp, weight, mean,
-                                                                 rstd, N, C);
+                                                                 rstd, N, C, acc);
                 });
             else
                 layernorm_dx_kernel<<<tt_cuda_blocks(N * 32), TT_CUDA_THREADS, 0, stream()>>>(
-                    dinp, dout, inp, weight, mean, rstd, N, C);
+                    dinp, dout, inp, weight, mean, rstd, N, C, acc);
             TT_CUDA_CHECK(cudaGetLastError());
         });
 }
