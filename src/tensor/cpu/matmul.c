@@ -4,8 +4,9 @@
  *
  * Float32 on a CPU with AVX2 + FMA runs in our own tiles (tt_cpu_tile_gemm, tri_gemm.c) for
  * beta 0 or 1: a training step as fast as on OpenBLAS's AVX-512 kernels, and on AVX2 as on
- * its Haswell ones, within the machine's swings (bench/RESULTS.md); a Linear's bias added as C is written; sums whose bits depend on
- * neither the vector width, nor OpenBLAS's kernel set, nor how C is split.
+ * its Haswell ones, within the machine's swings (bench/RESULTS.md); a Linear's bias added as
+ * C is written; sums whose bits depend on neither the vector width, nor OpenBLAS's kernel
+ * set, nor how C is split.
  * Float64, other CPUs and other betas run OpenBLAS, single-threaded (tt_cpu_set_threads).
  *
  * The pool hands out blocks of C: a batch of several items (attention heads) by item; one

@@ -245,9 +245,9 @@ static void tri_walk(tile_fn *run_tile, int W, tt_tri tri, bool ta, int M, int N
  * cache sets, and a copy tile by tile fetched each of their lines once for every tile.
  * B is packed a chunk at a time, panel by panel, each panel's block row-major and n wide: a
  * transposed B must be (tt_cpu_transpose), and the AVX2 tiles, whose panel is one cache line
- * wide, lost up to a quarter of their rate to B's rows read in place a power of two apart (a
- * 2048^3 gemm at 68 GFLOP/s a core instead of 91); the AVX-512 ones read three lines a row
- * and were as fast in place, so they read a row-major B there and skip the copy.
+ * wide, lost up to a quarter of their rate to B's rows read in place a power of two apart
+ * (bench/RESULTS.md); the AVX-512 ones read three lines a row and were as fast in place, so
+ * they read a row-major B there and skip the copy.
  * The copies live in thread-local buffers: no allocation, any thread. */
 #define GEMM_KC 512
 #define GEMM_NC 48               /* the widest panel: 3 vectors of 16 */
