@@ -140,8 +140,8 @@ PEAK2=$(jget sgemm_gflops "$OUT")
 run "our gemm peak" "$BIN" --gemm-peak --gemm-n 2048 --threads "$THREADS"
 OURS2=$(jget gemm_tflops "$OUT")
 # ours in GFLOP/s (its JSON says TFLOP/s); the peak is the best of OpenBLAS's and ours
-OURS1=$(awk -v t="${OURS1:-0}" 'BEGIN { printf "%.1f", 1000 * t }')
-OURS2=$(awk -v t="${OURS2:-0}" 'BEGIN { printf "%.1f", 1000 * t }')
+gflops() { awk -v t="${1:-0}" 'BEGIN { printf "%.1f", 1000 * t }'; }
+OURS1=$(gflops "$OURS1") OURS2=$(gflops "$OURS2")
 PEAK=$(awk -v a="${PEAK1:-0}" -v b="${PEAK2:-0}" -v c="$OURS1" -v d="$OURS2" 'BEGIN {
     m = a; if (b > m) m = b; if (c > m) m = c; if (d > m) m = d; printf "%.1f", m }')
 

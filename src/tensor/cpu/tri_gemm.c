@@ -257,6 +257,14 @@ static _Thread_local _Alignas(64) float tile_a[GEMM_GROUP_A + GEMM_PAD_A * GEMM_
 #define GEMM_B (256 * 1024) /* the floats of a chunk's block of B, all its panels */
 static _Thread_local _Alignas(64) float tile_b[GEMM_B];
 
+/* dst's rows (stride ds) = `rows` rows of `width` floats of src (stride ss): the copies of a
+ * row-major B's panel and of a group of A^T below */
+static void copy_rows(float *dst, int64_t ds, const float *src, int64_t ss, int rows, int width)
+{
+    for (int r = 0; r < rows; r++)
+        memcpy(dst + r * ds, src + r * ss, (size_t)width * sizeof(float));
+}
+
 static void full_walk(tile_fn *run_tile, int W, int MR, int NV, bool ta, bool tb, int M, int N,
                       int K, float alpha, const float *A, int lda, const float *B, int ldb,
                       float *C, int ldc, bool add, const float *bias)
@@ -276,17 +284,13 @@ static void full_walk(tile_fn *run_tile, int W, int MR, int NV, bool ta, bool tb
                 if (tb)
                     tt_cpu_transpose(t, B + (int64_t)(jc + j0) * ldb + kb, n, kn, ldb);
                 else
-                    for (int k = 0; k < kn; k++)
-                        memcpy(t + (int64_t)k * n, B + (int64_t)(kb + k) * ldb + jc + j0,
-                               (size_t)n * sizeof(float));
+                    copy_rows(t, n, B + (int64_t)kb * ldb + jc + j0, ldb, kn, n);
             }
             for (int g0 = 0; g0 < M; g0 += MG) {
                 int g1 = M - g0 < MG ? M : g0 + MG;
                 /* the copied A^T's row stride: a multiple of 16 floats, plus 8 */
                 int ls = (g1 - g0 + 15) / 16 * 16 + 8;
-                for (int k = 0; ta && k < kn; k++)
-                    memcpy(tile_a + (int64_t)k * ls, A + (int64_t)(kb + k) * lda + g0,
-                           (size_t)(g1 - g0) * sizeof(float));
+                if (ta) copy_rows(tile_a, ls, A + (int64_t)kb * lda + g0, lda, kn, g1 - g0);
                 for (int j0 = 0; j0 < jn; j0 += NC) {
                     int n = jn - j0 < NC ? jn - j0 : NC, full = n / W;
                     const float *b = pack ? tile_b + (int64_t)j0 * kn /* n wide */
