@@ -553,11 +553,16 @@ START_TEST(test_bad_input)
                       rc, msg);
         ck_assert_msg(strstr(msg, c->want), "case %zu: the message lacks \"%s\": %s", i, c->want,
                       msg);
-        const char *second = strstr(msg + 1, "infer: ");
-        ck_assert_msg(!strncmp(msg, "infer: ", 7) && !second, "case %zu: not one message: %s",
+        /* /dev/urandom's first lines may be short valid text whose unknown words are read as
+         * [UNK], each with its warning line, before the line that stops the run */
+        const char *m = msg;
+        if (strstr(a[2] ? a[2] : "", "urandom") || strstr(a[3] ? a[3] : "", "urandom"))
+            while (!strncmp(m, "warning: ", 9) && strchr(m, '\n')) m = strchr(m, '\n') + 1;
+        const char *second = strstr(m + 1, "infer: ");
+        ck_assert_msg(!strncmp(m, "infer: ", 7) && !second, "case %zu: not one message: %s",
                       i, msg);
         int lines = 0;
-        for (const char *p = msg; *p; p++) lines += *p == '\n';
+        for (const char *p = m; *p; p++) lines += *p == '\n';
         ck_assert_msg(lines <= 3, "case %zu: %d lines: %s", i, lines, msg);
     }
     ck_assert_int_eq(call(tt_infer_main, out, msg, LEN, NULL), 2);
