@@ -351,7 +351,7 @@ static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s --config NAME|FILE.json [--set KEY=VALUE]... [--threads N] [--warmup N]\n"
-            "                  [--steps N|auto] [--spec]\n"
+            "                  [--steps N|auto] [--spec] [--kernel-times]\n"
             "       %s --sgemm-peak [--threads N]\n"
             "       %s --fma-peak [--threads N]\n"
             "       %s --gemm-peak [--config NAME|FILE.json] [--set KEY=VALUE]... [--gemm-n N]\n"
@@ -364,6 +364,9 @@ static int usage(const char *argv0)
             "  --steps       timed steps (default 30, at least 1); auto: at least 30 and about\n"
             "                1 s worth after the warm-up (at most 1000)\n"
             "  --spec        only print the config's spec (one JSON line) and exit\n"
+            "  --kernel-times  also print the time of each CPU kernel a timed step calls\n"
+            "                (wall time on the step's thread, pool waits included), as a\n"
+            "                table and a JSON line; device cpu only\n"
             "  --sgemm-peak  only measure cblas_sgemm 2048^3, best of 3, GFLOP/s\n"
             "  --fma-peak    only measure the FMA limit of N cores, cores x FMA units x vector\n"
             "                width x clock (x86-64), and the FMA GFLOP/s of N threads beside it\n"
@@ -442,12 +445,50 @@ static void describe(const bench_run *b, const char *coretype)
 
 #define MAX_SETS 64
 
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const tt_kernel_time *)a)->seconds, y = ((const tt_kernel_time *)b)->seconds;
+    return (x < y) - (x > y);
+}
+
+/* --kernel-times: the timed steps' kernel calls per step, slowest first, as a table and as
+ * one JSON line ({"kernel_times": [{"kernel", "calls", "ms"}...], "step_ms"}: per step;
+ * step_ms the steps' mean, so the kernels' ms and "outside" add up to it) */
+static void print_kernel_times(int steps, double step_ms)
+{
+    enum { MOST = 128 };
+    tt_kernel_time t[MOST];
+    int n = tt_kernel_times(t, MOST, false);
+    qsort(t, (size_t)n, sizeof t[0], by_time);
+    double in = 0;
+    for (int i = 0; i < n; i++) in += t[i].seconds * 1e3 / steps;
+    printf("  kernel times per timed step (each call on the step's thread, entry to return):\n"
+           "  | kernel | calls | ms | %% of step |\n  |---|--:|--:|--:|\n");
+    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "kernel_times");
+    for (int i = 0; i < n; i++) {
+        double calls = (double)t[i].calls / steps, ms = t[i].seconds * 1e3 / steps;
+        printf("  | %s | %.1f | %.3f | %.1f%% |\n", t[i].name, calls, ms, 100 * ms / step_ms);
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "kernel", t[i].name);
+        cJSON_AddNumberToObject(k, "calls", calls);
+        add_num(k, "ms", ms);
+        cJSON_AddItemToArray(a, k);
+    }
+    printf("  | (outside the kernels) | | %.3f | %.1f%% |\n", step_ms - in,
+           100 * (step_ms - in) / step_ms);
+    add_num(o, "step_ms", step_ms);
+    char *line = cJSON_PrintUnformatted(o);
+    printf("%s\n", line);
+    free(line);
+    cJSON_Delete(o);
+}
+
 static int bench_main(int argc, char **argv)
 {
     const char *name = NULL, *sets[MAX_SETS];
     int threads = 2, warmup = 5, steps = 30, n_sets = 0, gemm_n = 8192;
     bool peak_only = false, gemm_only = false, fma_only = false, spec_only = false;
-    bool auto_steps = false;
+    bool auto_steps = false, kernel_times = false;
     for (int i = 1; i < argc; i++) {
         bool value = i + 1 < argc;
         if (strcmp(argv[i], "--config") == 0 && value) name = argv[++i];
@@ -463,6 +504,7 @@ static int bench_main(int argc, char **argv)
         else if (strcmp(argv[i], "--fma-peak") == 0) fma_only = true;
         else if (strcmp(argv[i], "--gemm-n") == 0 && value) gemm_n = atoi(argv[++i]);
         else if (strcmp(argv[i], "--spec") == 0) spec_only = true;
+        else if (strcmp(argv[i], "--kernel-times") == 0) kernel_times = true;
         else return usage(argv[0]);
     }
     const int modes = peak_only + gemm_only + fma_only;
@@ -476,8 +518,15 @@ static int bench_main(int argc, char **argv)
 
     static bench_run b; /* a tt_run holds a config of a few KB */
     char err[4096];
+    if (kernel_times) tt_cpu_time_kernels(); /* before the run takes the CPU's table */
     if (bench_load(&b, name, sets, n_sets, threads, err, sizeof err)) {
         fprintf(stderr, "bench_step: %s\n", err);
+        return 2;
+    }
+    if (kernel_times && b.r.cfg.device != TT_CPU) {
+        fprintf(stderr, "bench_step: --kernel-times: the CPU's kernels only (device \"%s\"); "
+                "allowed: device cpu\n", tt_device_name(b.r.cfg.device));
+        bench_free(&b);
         return 2;
     }
     char *spec = bench_spec_json(&b);
@@ -520,6 +569,7 @@ static int bench_main(int argc, char **argv)
             return 1;
         }
         r->step++;
+        if (kernel_times && k + 1 == warmup) tt_kernel_times(NULL, 0, true);
         if (k == 0) first_loss = l;
         last_loss = l;
         if (auto_steps && k + 1 == warmup) { /* about 1 s of steps at the warm-up's pace */
@@ -557,6 +607,7 @@ static int bench_main(int argc, char **argv)
                (double)total / MB, be->name);
     printf("  loss %.4f (step 1) -> %.4f (step %d); ln(n_out) = %.4f\n", first_loss, last_loss,
            n_steps, log((double)tt_corpus_n_out(&r->data)));
+    if (kernel_times) print_kernel_times(steps, mean);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "impl", "ours");
     cJSON_AddStringToObject(o, "config", b.name);

@@ -5,8 +5,9 @@
  * and its result line holds the matmul FLOPs of the shapes (a causal model's attention at the
  * useful half) and no device memory on the CPU; the named rows have the issues' shapes (base:
  * issue 12's GPU row); --gemm-peak measures the table's gemm at the config's device and
- * precision; a missing file and a config error exit 2 with the project's message and print
- * nothing on stdout. No timing is asserted. */
+ * precision; --kernel-times counts each CPU kernel's calls as the model makes them; a
+ * missing file and a config error exit 2 with the project's message and print nothing on
+ * stdout. No timing is asserted. */
 #include "testutil.h"
 
 #include "train/data/data.h"
@@ -262,6 +263,53 @@ START_TEST(test_gemm_peak)
 }
 END_TEST
 
+/* The kernel of that name in a --kernel-times line (the test fails without one) */
+static const cJSON *kernel(const cJSON *times, const char *name)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(times, "kernel_times"))
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(k, "kernel")->valuestring, name)) return k;
+    ck_abort_msg("no kernel %s", name);
+    return NULL;
+}
+
+/* --kernel-times: a timed step's calls of each CPU kernel, counted as the model makes them
+ * (3 layers: 4 Linears each and the head; an attention each; one optimizer step), their
+ * times within the step's; the CPU only; without it, no such line */
+START_TEST(test_kernel_times)
+{
+    static bench_out o;
+    run_bench(&o, "--config tiny --set model.n_layers=3 --threads 1 --warmup 1 --steps 2 "
+                  "--kernel-times");
+    ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+    cJSON *t = json_line(o.out, "{\"kernel_times\"");
+    expect_num(kernel(t, "linear_forward"), "calls", 13);
+    expect_num(kernel(t, "linear_backward"), "calls", 13);
+    expect_num(kernel(t, "attention_forward"), "calls", 3);
+    expect_num(kernel(t, "attention_backward"), "calls", 3);
+    expect_num(kernel(t, "adamw_step"), "calls", 1);
+    double sum = 0, step = num(t, "step_ms");
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(t, "kernel_times"))
+    {
+        ck_assert(num(k, "ms") >= 0 && num(k, "calls") > 0);
+        sum += num(k, "ms");
+    }
+    ck_assert_msg(sum > 0 && sum <= step * (1 + 1e-6), "kernels %g ms of a %g ms step", sum,
+                  step);
+    ck_assert_msg(strstr(o.out, "| linear_forward | 13.0 |"), "%s", o.out);
+    cJSON_Delete(t);
+
+    run_bench(&o, "--config tiny --set device=guard --kernel-times --steps 1");
+    ck_assert_int_eq(o.status, 2);
+    ck_assert_msg(strstr(o.err, "--kernel-times") && strstr(o.err, "guard"), "%s", o.err);
+    ck_assert_str_eq(o.out, "");
+
+    run_bench(&o, "--config tiny --threads 1 --warmup 0 --steps 1");
+    ck_assert_msg(o.status == 0 && !strstr(o.out, "kernel_times"), "%s", o.out);
+}
+END_TEST
+
 START_TEST(test_errors_exit_2)
 {
     static bench_out o;
@@ -295,6 +343,7 @@ Suite *bench_suite(void)
     tcase_add_test(tc, test_config_file_spec_and_step);
     tcase_add_test(tc, test_named_rows);
     tcase_add_test(tc, test_gemm_peak);
+    tcase_add_test(tc, test_kernel_times);
     tcase_add_test(tc, test_errors_exit_2);
     suite_add_tcase(s, tc);
     return s;

@@ -23,7 +23,7 @@ const char *tt_device_name(tt_device dev)
 static const tt_backend *lookup(tt_device dev)
 {
     switch (dev) {
-    case TT_CPU: return &tt_cpu_backend;
+    case TT_CPU: return tt_cpu_table();
     case TT_GUARD: return &tt_guard_backend;
 #ifdef TT_WITH_CUDA
     case TT_CUDA: return &tt_cuda_backend;

@@ -128,6 +128,21 @@ void *tt_tensor_host_copy(const tt_backend *be, const tt_tensor *t);
 extern const tt_backend tt_cpu_backend;
 extern const tt_backend tt_guard_backend;
 
+/* Kernel times on the CPU (cpu/timed.c; bench_step --kernel-times). After
+ * tt_cpu_time_kernels, tt_backend_get and tt_backend_open give for TT_CPU a table whose kernel
+ * slots (and zero, copy, fill) time each call on the caller, entry to return, and count it; a
+ * run takes its table at start-up, so call it first. tt_kernel_times fills out with the slots
+ * called since the last reset (at most `most`, in the table's order) and returns how many;
+ * reset: start the counts again. */
+typedef struct tt_kernel_time {
+    const char *name;
+    int64_t calls;
+    double seconds;
+} tt_kernel_time;
+void tt_cpu_time_kernels(void);
+const tt_backend *tt_cpu_table(void); /* the CPU's table, timed or not (backend.c) */
+int tt_kernel_times(tt_kernel_time *out, int most, bool reset);
+
 #ifdef __cplusplus
 }
 #endif
