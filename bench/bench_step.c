@@ -560,6 +560,8 @@ static int bench_main(int argc, char **argv)
         const int s = k % r->steps_per_epoch;
         if (s == 0) /* an epoch's start, untimed in ./train too */
             tt_shuffle(r->order, r->data.train.n, (uint64_t)r->cfg.seed, ++epoch);
+        if (kernel_times && k == warmup) /* the timed steps' calls only, not set-up's */
+            tt_kernel_times(NULL, 0, true);
         double grad_norm = 0, lr = 0, t0 = now_s();
         double l = tt_run_step(r, s, &grad_norm, &lr);
         ms[k] = (now_s() - t0) * 1e3;
@@ -569,7 +571,6 @@ static int bench_main(int argc, char **argv)
             return 1;
         }
         r->step++;
-        if (kernel_times && k + 1 == warmup) tt_kernel_times(NULL, 0, true);
         if (k == 0) first_loss = l;
         last_loss = l;
         if (auto_steps && k + 1 == warmup) { /* about 1 s of steps at the warm-up's pace */

@@ -275,7 +275,8 @@ static const cJSON *kernel(const cJSON *times, const char *name)
 
 /* --kernel-times: a timed step's calls of each CPU kernel, counted as the model makes them
  * (3 layers: 4 Linears each and the head; an attention each; one optimizer step), their
- * times within the step's; the CPU only; without it, no such line */
+ * times within the step's, the same calls with no warm-up (none of the set-up's); the CPU
+ * only; without it, no such line */
 START_TEST(test_kernel_times)
 {
     static bench_out o;
@@ -298,6 +299,23 @@ START_TEST(test_kernel_times)
     ck_assert_msg(sum > 0 && sum <= step * (1 + 1e-6), "kernels %g ms of a %g ms step", sum,
                   step);
     ck_assert_msg(strstr(o.out, "| linear_forward | 13.0 |"), "%s", o.out);
+
+    /* no warm-up: the same calls, none of the set-up's (it zeroes and fills before step 1) */
+    static bench_out o0;
+    run_bench(&o0, "--config tiny --set model.n_layers=3 --threads 1 --warmup 0 --steps 1 "
+                   "--kernel-times");
+    ck_assert_msg(o0.status == 0, "exit %d: %s", o0.status, o0.err);
+    cJSON *t0 = json_line(o0.out, "{\"kernel_times\"");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t0, "kernel_times")),
+                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "kernel_times")));
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(t, "kernel_times"))
+    {
+        const char *name = cJSON_GetObjectItemCaseSensitive(k, "kernel")->valuestring;
+        ck_assert_msg(num(kernel(t0, name), "calls") == num(k, "calls"),
+                      "%s: %g calls without a warm-up, %g with one", name,
+                      num(kernel(t0, name), "calls"), num(k, "calls"));
+    }
+    cJSON_Delete(t0);
     cJSON_Delete(t);
 
     run_bench(&o, "--config tiny --set device=guard --kernel-times --steps 1");

@@ -12,6 +12,10 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 /* OpenBLAS's x86-64 core names (its gotoblas_corename) by the widest kernels they run:
  * 3 AVX-512, 2 AVX2 with FMA, 1 AVX, 0 SSE only; a name not in the table: -1. */
 static int rank_of(const char *core)
@@ -62,12 +66,14 @@ void tt_cpu_isa_read(tt_cpu_isa *isa)
     isa->avx512dq = __builtin_cpu_supports("avx512dq");
     isa->avx512vl = __builtin_cpu_supports("avx512vl");
     isa->avx512cd = __builtin_cpu_supports("avx512cd");
+    unsigned a, b, c, d; /* GCC 12's __builtin_cpu_supports has no name for PREFETCHW */
+    isa->prefetchw = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8));
 #endif
 }
 
 /* The kernels' checks, read once from tt_cpu_isa_read into two bits (racy but idempotent:
  * every thread stores the same answer). */
-enum { HAVE_AVX2_FMA = 1, HAVE_AVX512F = 2 };
+enum { HAVE_AVX2_FMA = 1, HAVE_AVX512F = 2, HAVE_PREFETCHW = 4 };
 
 static int have(int bit)
 {
@@ -75,7 +81,8 @@ static int have(int bit)
     if (bits < 0) {
         tt_cpu_isa isa;
         tt_cpu_isa_read(&isa);
-        bits = (isa.avx2 && isa.fma ? HAVE_AVX2_FMA : 0) | (isa.avx512f ? HAVE_AVX512F : 0);
+        bits = (isa.avx2 && isa.fma ? HAVE_AVX2_FMA : 0) | (isa.avx512f ? HAVE_AVX512F : 0) |
+               (isa.prefetchw ? HAVE_PREFETCHW : 0);
     }
     return bits & bit;
 }
@@ -83,3 +90,5 @@ static int have(int bit)
 bool tt_cpu_have_avx2_fma(void) { return have(HAVE_AVX2_FMA); }
 
 bool tt_cpu_have_avx512f(void) { return have(HAVE_AVX512F); }
+
+bool tt_cpu_have_prefetchw(void) { return have(HAVE_PREFETCHW); }

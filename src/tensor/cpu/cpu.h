@@ -42,6 +42,7 @@ static inline int64_t tt_cpu_row_grain(int64_t C)
  * core name OpenBLAS uses. */
 typedef struct tt_cpu_isa {
     bool avx, avx2, fma, avx512f, avx512bw, avx512dq, avx512vl, avx512cd;
+    bool prefetchw; /* CPUID 0x80000001 ECX bit 8 (AMD since K8, Intel since Broadwell) */
 } tt_cpu_isa;
 void tt_cpu_isa_read(tt_cpu_isa *isa);
 const char *tt_blas_core_better(const tt_cpu_isa *isa, const char *picked);
@@ -53,6 +54,8 @@ void tt_cpu_head_gemm(bool ta, bool tb, int M, int N, int K, real alpha, const r
 /* Whether this CPU runs AVX2 and FMA, and AVX-512F, with the OS's support (blas_core.c; the
  * kernels' own vector loops check them at run time). */
 bool tt_cpu_have_avx2_fma(void);
+/* Whether the CPU has PREFETCHW (tri_gemm.c fetches C's lines for writing with it) */
+bool tt_cpu_have_prefetchw(void);
 bool tt_cpu_have_avx512f(void);
 /* The gemms of one causal head over its lower triangle (tri_gemm.c): C (M,N) = alpha op(A) B
  * (+ C when add), B (K,N) row-major; `tri` says which part of the triangle a row tile needs. */

@@ -258,20 +258,6 @@ static _Thread_local _Alignas(64) float tile_a[GEMM_GROUP_A + GEMM_PAD_A * GEMM_
 static _Thread_local _Alignas(64) float tile_b[GEMM_B];
 
 #ifdef TRI_AVX2
-#include <cpuid.h>
-
-/* Whether PREFETCHW is there (CPUID 0x80000001 ECX bit 8; AMD since K8, Intel since
- * Broadwell), once */
-static bool have_prefetchw(void)
-{
-    static int yes = -1; /* racy but idempotent: every thread stores the same answer */
-    if (yes < 0) {
-        unsigned a, b, c, d;
-        yes = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)) ? 1 : 0;
-    }
-    return yes;
-}
-
 /* rows lines of C, `n` floats each from c (stride ldc), fetched for writing (prefetchw: the
  * line arrives owned, so the tile's store or load-then-store does not wait for it) */
 static void prefetch_c(const float *c, int64_t ldc, int rows, int n)
@@ -302,7 +288,7 @@ static void full_walk(tile_fn *run_tile, int W, int MR, int NV, bool ta, bool tb
      * not in this core's cache, and the tiles' stores waited for each (small's backward dx,
      * 2048 x 512 x 128, ran 140 GFLOP/s a thread in a step against 190 on hot lines; 167 with
      * this; bench/RESULTS.md) */
-    const bool ahead = have_prefetchw();
+    const bool ahead = tt_cpu_have_prefetchw();
     for (int kb = 0; kb < K || kb == 0; kb += GEMM_KC) {
         int ke = K - kb < GEMM_KC ? K : kb + GEMM_KC, kn = ke - kb;
         int MG = GEMM_GROUP_A / (kn > MR ? kn : MR) / MR * MR;
