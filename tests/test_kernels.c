@@ -478,6 +478,35 @@ static void check_layernorm_backward(int null)
 START_TEST(test_layernorm_backward) { check_layernorm_backward(-1); }
 END_TEST
 
+/* Rows wider than the one-pass backward keeps partial column sums for (cpu/layernorm.c's
+ * LN_PART_C, 4096) take the pass by columns: both agree with the reference */
+START_TEST(test_layernorm_backward_wide_rows)
+{
+    const int64_t N = 3;
+    for (int C = 4095; C <= 4097; C++) {
+        int64_t n = N * C;
+        real *x = layernorm_input(n, 240), *w = randn(C, 241), *b = randn(C, 242);
+        real *y = tt_test_alloc(n), *mean = tt_test_alloc(N), *rstd = tt_test_alloc(N);
+        real *dy = randn(n, 243), *dx = randn(n, 244), *dw = randn(C, 245), *db = randn(C, 246);
+        real *want[3] = {dup_real(dx, n), dup_real(dw, C), dup_real(db, C)};
+        double *ref[3] = {dzeros(n), dzeros(C), dzeros(C)};
+        ref_layernorm(y, mean, rstd, x, w, b, N, C);
+        ref_layernorm_backward(ref[0], ref[1], ref[2], dy, x, w, mean, rstd, N, C);
+        be->layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, N, C, true);
+        real *got[3] = {dx, dw, db};
+        int64_t sizes[3] = {n, C, C};
+        double tol = tol_sum(C);
+        for (int k = 0; k < 3; k++) {
+            add_into(want[k], ref[k], sizes[k]);
+            ck_assert_close(label("layernorm_backward wide C=%d part %d", C, k), got[k], want[k],
+                            sizes[k], tol, tol);
+            free_all(want[k], ref[k]);
+        }
+        free_all(x, w, b, y, mean, rstd, dy, dx, dw, db);
+    }
+}
+END_TEST
+
 /* _i: which of dinp, dweight, dbias is NULL */
 START_TEST(test_layernorm_backward_one_null) { check_layernorm_backward(_i); }
 END_TEST
@@ -618,6 +647,7 @@ Suite *kernels_suite(void)
     tc = new_tcase(s, "layernorm");
     tcase_add_test(tc, test_layernorm_forward);
     tcase_add_test(tc, test_layernorm_backward);
+    tcase_add_test(tc, test_layernorm_backward_wide_rows);
     tcase_add_loop_test(tc, test_layernorm_backward_one_null, 0, 3);
 
     tc = new_tcase(s, "embedding");

@@ -319,6 +319,16 @@ START_TEST(test_threaded_rows_same_bits)
               be->layernorm_backward(out, NULL, NULL, dy, x, w, stats0, stats0 + N, N, C, false));
     SAME_BITS("layernorm backward dw db", dwb, dwb0, 2 * C,
               be->layernorm_backward(NULL, dwb, dwb + C, dy, x, w, stats0, stats0 + N, N, C, true));
+    /* all three in the one pass over the rows, each compared with the others given too */
+    real *dx = malloc((size_t)N * C * sizeof(real));
+    SAME_BITS("layernorm backward dx with dw db", out, g0, (int64_t)N * C,
+              (memcpy(dwb, dwb0, 2 * (size_t)C * sizeof(real)),
+               be->layernorm_backward(out, dwb, dwb + C, dy, x, w, stats0, stats0 + N, N, C,
+                                      true)));
+    SAME_BITS("layernorm backward dw db with dx", dwb, dwb0, 2 * C,
+              be->layernorm_backward(dx, dwb, dwb + C, dy, x, w, stats0, stats0 + N, N, C,
+                                     false));
+    free(dx);
 
     real *logits = randn((int64_t)N * V, 8), *dl0 = randn((int64_t)N * V, 9);
     real *dl = malloc((size_t)N * V * sizeof(real)), *lse = malloc((size_t)N * sizeof(real));

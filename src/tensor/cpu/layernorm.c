@@ -3,8 +3,8 @@
  *   xhat = (x - mean) * rstd, y = xhat * w + b.  Saves mean and rstd per row.
  *   backward, per row, with g = dy * w:
  *     dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += dy * xhat,  db += dy
- * Row sums in lanes (reduce.h). Rows split over the pool; dw and db are column sums, so they
- * are a second pass split by columns (each sum over the rows in order, as on one thread). */
+ * Row sums in lanes (reduce.h). Rows split over the pool; dw and db are column sums: partial
+ * sums over fixed blocks of rows in the same pass as dx, then added in block order. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
 #include "tensor/cpu/reduce.h"
@@ -45,35 +45,95 @@ void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp
     tt_pool_for(N, 1, tt_cpu_row_grain(C) / 2, ln_rows, &l);
 }
 
-TT_VEC static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+/* The backward's one pass over the rows: each of LN_BLOCKS fixed blocks of rows (fixed by N
+ * alone, not by the thread count) gives dx for its rows and its own partial column sums of
+ * dy * xhat and dy into part[b]; a second, small pass adds the blocks' partials to dw and db
+ * in block order. So dy and x are read once (a pass by columns over all the rows read them
+ * again: 40% of the kernel on the small config), and the sums have the same bits at any
+ * thread count. Wider rows than LN_PART_C take the column pass (ln_backward_cols). */
+#define LN_BLOCKS 32
+#define LN_PART_C 4096
+static _Alignas(64) real ln_part[LN_BLOCKS][2][LN_PART_C]; /* kernels run one at a time */
+
+/* block b's rows [r0, r1) of N in LN_BLOCKS (or N, if fewer) blocks */
+static void ln_block_rows(int64_t N, int64_t b, int64_t *r0, int64_t *r1)
+{
+    int64_t nb = N < LN_BLOCKS ? N : LN_BLOCKS;
+    *r0 = N * b / nb;
+    *r1 = N * (b + 1) / nb;
+}
+
+/* dx of one row (dy, x its rows; m, s its mean and rstd); inlined into each TT_VEC clone */
+static inline __attribute__((always_inline)) void ln_dx_row(const ln *l, real *dx, const real *dy,
+                                                            const real *x, real m, real s)
+{
+    const int C = l->C;
+    /* mean(g) and mean(g * xhat), g = dy * w, in lanes (reduce.h) */
+    real ga[TT_LANES] = {0}, gxa[TT_LANES] = {0};
+    int c = 0;
+    for (; c + TT_LANES <= C; c += TT_LANES)
+        for (int k = 0; k < TT_LANES; k++) {
+            real g = dy[c + k] * l->w[c + k];
+            ga[k] += g;
+            gxa[k] += g * (x[c + k] - m);
+        }
+    for (int k = 0; c < C; c++, k++) {
+        real g = dy[c] * l->w[c];
+        ga[k] += g;
+        gxa[k] += g * (x[c] - m);
+    }
+    real gmean = tt_lanes_total(ga) / (real)C, gxmean = tt_lanes_total(gxa) * s / (real)C;
+    /* without acc dx is not read: 0 + the term, the bits of a zeroed gradient added to */
+    for (c = 0; c < C; c++)
+        dx[c] = (l->acc ? dx[c] : R(0)) + s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
+}
+
+TT_VEC static void ln_backward_blocks(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     const ln *l = ctx;
     const int C = l->C;
-    for (int64_t r = lo; r < hi; r++) {
-        const real *x = l->x + r * C, *dy = l->dy + r * C;
-        real m = l->cmean[r], s = l->crstd[r];
-        /* mean(g) and mean(g * xhat), g = dy * w, in lanes (reduce.h) */
-        real ga[TT_LANES] = {0}, gxa[TT_LANES] = {0};
-        int c = 0;
-        for (; c + TT_LANES <= C; c += TT_LANES)
-            for (int k = 0; k < TT_LANES; k++) {
-                real g = dy[c + k] * l->w[c + k];
-                ga[k] += g;
-                gxa[k] += g * (x[c + k] - m);
-            }
-        for (int k = 0; c < C; c++, k++) {
-            real g = dy[c] * l->w[c];
-            ga[k] += g;
-            gxa[k] += g * (x[c] - m);
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t r0, r1;
+        ln_block_rows(l->N, b, &r0, &r1);
+        real *pw = ln_part[b][0], *pb = ln_part[b][1];
+        if (l->dw)
+            for (int c = 0; c < C; c++) pw[c] = R(0);
+        if (l->db)
+            for (int c = 0; c < C; c++) pb[c] = R(0);
+        for (int64_t r = r0; r < r1; r++) {
+            const real *x = l->x + r * C, *dy = l->dy + r * C;
+            real m = l->cmean[r], s = l->crstd[r];
+            if (l->y) ln_dx_row(l, l->y + r * C, dy, x, m, s);
+            if (l->dw)
+                for (int c = 0; c < C; c++) pw[c] += dy[c] * ((x[c] - m) * s);
+            if (l->db)
+                for (int c = 0; c < C; c++) pb[c] += dy[c];
         }
-        real gmean = tt_lanes_total(ga) / (real)C, gxmean = tt_lanes_total(gxa) * s / (real)C;
-        real *dx = l->y + r * C;
-        /* without acc dx is not read: 0 + the term, the bits of a zeroed gradient added to */
-        for (c = 0; c < C; c++)
-            dx[c] = (l->acc ? dx[c] : R(0)) +
-                    s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
     }
+}
+
+/* dw, db += the blocks' partials, in block order; split by columns */
+TT_VEC static void ln_backward_sum_parts(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const ln *l = ctx;
+    int64_t nb = l->N < LN_BLOCKS ? l->N : LN_BLOCKS;
+    for (int64_t b = 0; b < nb; b++) {
+        if (l->dw)
+            for (int64_t c = lo; c < hi; c++) l->dw[c] += ln_part[b][0][c];
+        if (l->db)
+            for (int64_t c = lo; c < hi; c++) l->db[c] += ln_part[b][1][c];
+    }
+}
+
+TT_VEC static void ln_backward_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const ln *l = ctx;
+    for (int64_t r = lo; r < hi; r++)
+        ln_dx_row(l, l->y + r * l->C, l->dy + r * l->C, l->x + r * l->C, l->cmean[r],
+                  l->crstd[r]);
 }
 
 TT_VEC static void ln_backward_cols(void *ctx, int64_t lo, int64_t hi, int tid)
@@ -99,8 +159,15 @@ void tt_cpu_layernorm_backward(real *dinp, real *dweight, real *dbias, const rea
 {
     ln l = {.y = dinp, .dw = dweight, .db = dbias, .x = inp, .w = weight, .dy = dout,
             .cmean = mean, .crstd = rstd, .N = N, .C = C, .acc = acc};
+    int64_t col_grain = N * C >= TT_CPU_GRAIN ? TT_CPU_ALIGN : C;
+    if ((dweight || dbias) && C <= LN_PART_C && N > 0) {
+        /* blocks of about N / LN_BLOCKS rows: as many per range as the rows' grain asks */
+        int64_t nb = N < LN_BLOCKS ? N : LN_BLOCKS, per = (N + nb - 1) / nb;
+        int64_t grain = tt_cpu_row_grain(C) / 2 / per;
+        tt_pool_for(nb, 1, grain > 1 ? grain : 1, ln_backward_blocks, &l);
+        tt_pool_for(C, TT_CPU_ALIGN, col_grain, ln_backward_sum_parts, &l);
+        return;
+    }
     if (dinp) tt_pool_for(N, 1, tt_cpu_row_grain(C) / 2, ln_backward_rows, &l);
-    if (dweight || dbias)
-        tt_pool_for(C, TT_CPU_ALIGN, N * C >= TT_CPU_GRAIN ? TT_CPU_ALIGN : C, ln_backward_cols,
-                    &l);
+    if (dweight || dbias) tt_pool_for(C, TT_CPU_ALIGN, col_grain, ln_backward_cols, &l);
 }
