@@ -69,14 +69,16 @@ static inline __attribute__((always_inline)) void ln_dx_row(const ln *l, real *d
 {
     const int C = l->C;
     /* mean(g) and mean(g * xhat), g = dy * w, in lanes (reduce.h) */
-    real ga[TT_LANES] = {0}, gxa[TT_LANES] = {0};
+    tt_lanes_v gv = {0}, gxv = {0};
     int c = 0;
-    for (; c + TT_LANES <= C; c += TT_LANES)
-        for (int k = 0; k < TT_LANES; k++) {
-            real g = dy[c + k] * l->w[c + k];
-            ga[k] += g;
-            gxa[k] += g * (x[c + k] - m);
-        }
+    for (; c + TT_LANES <= C; c += TT_LANES) {
+        tt_lanes_v g = tt_lanes_at(dy + c) * tt_lanes_at(l->w + c);
+        gv += g;
+        gxv += g * (tt_lanes_at(x + c) - m);
+    }
+    real ga[TT_LANES], gxa[TT_LANES];
+    memcpy(ga, &gv, sizeof ga);
+    memcpy(gxa, &gxv, sizeof gxa);
     for (int k = 0; c < C; c++, k++) {
         real g = dy[c] * l->w[c];
         ga[k] += g;

@@ -37,10 +37,8 @@ TT_VEC static double ce_rows(void *ctx, int64_t lo, int64_t hi)
     double total = 0.0;
     for (int64_t i = lo; i < hi; i++) {
         const real *x = e->x + i * V;
-        real m = -R_INF;
-        for (int v = 0; v < V; v++) m = x[v] > m ? x[v] : m;
-        real s = R(0);
-        for (int v = 0; v < V; v++) s += tt_exp_nonpos(x[v] - m);
+        real m = tt_row_max(x, V);
+        real s = tt_row_sum_exp(x, m, V);
         e->lse[i] = m + R_LOG(s);
         if (e->t[i] != TT_IGNORE_INDEX) total += (double)(e->lse[i] - x[e->t[i]]);
     }

@@ -2,18 +2,40 @@
  * written so that they vectorise under the strict IEEE flags of the Makefile.
  *
  * Sums: a plain `s += x[c]` loop is one chain of dependent additions (GCC may not reorder
- * float sums), 4 cycles each; here lane k
- * sums x[k], x[k + 8], x[k + 16], ... and the 8 lanes are added in a fixed order at the end.
- * The order of every addition is written down, so the result is the same on every run and at
- * any thread count; it differs from the sequential sum only by rounding. */
+ * float sums), 4 cycles each; here lane k sums x[k], x[k + 16], x[k + 32], ... and the 16
+ * lanes are added in a fixed order at the end (tt_lanes_total). The lanes are one GCC vector
+ * (tt_lanes_v: one AVX-512 register, two AVX2 ones, four SSE ones), so the loops vectorise
+ * whatever GCC's SLP pass makes of a loop over an array of lanes (it left LayerNorm's
+ * backward scalar). The order of every addition is written down, so the result is the same
+ * on every run, at any thread count and any vector width; it differs from the sequential sum
+ * only by rounding. */
 #ifndef TT_CPU_REDUCE_H
 #define TT_CPU_REDUCE_H
 
 #include "tensor/real.h"
 
 #include <stdint.h>
+#include <string.h>
 
-#define TT_LANES 8
+#define TT_LANES 16
+
+/* The functions below are always inlined: each clone of a TT_VEC kernel (cpu.h) gets their
+ * loops at its own vector width, where a call would go to one copy built for the baseline. */
+#define TT_ROW_FN static inline __attribute__((always_inline))
+
+/* TT_LANES reals as one vector: + and * lane by lane, IEEE, no contraction (-ffp-contract=off).
+ * Loads go through tt_lanes_at, the same vector at a real's alignment (rows are not aligned);
+ * no function takes or returns one (the ABI of a 64-byte vector depends on the target).
+ * tt_lanes_i: the lanes' comparison masks. */
+typedef real tt_lanes_v __attribute__((vector_size(TT_LANES * sizeof(real))));
+typedef real tt_lanes_u __attribute__((vector_size(TT_LANES * sizeof(real)), aligned(sizeof(real)),
+                                       may_alias));
+#define tt_lanes_at(p) (*(const tt_lanes_u *)(p))
+#ifdef TT_DOUBLE
+typedef int64_t tt_lanes_i __attribute__((vector_size(TT_LANES * sizeof(real))));
+#else
+typedef int32_t tt_lanes_i __attribute__((vector_size(TT_LANES * sizeof(real))));
+#endif
 
 /* exp(x) for x <= 0 (a softmax's x - max, a cross-entropy's x - lse), as a loop body GCC
  * vectorises; libm's expf is a call per element (about 4% of a small training step).
@@ -24,9 +46,9 @@
  * under FLT_MIN) it returns 0; NaN gives NaN. Meant for x <= 0 (correct up to x = 88).
  * float64 builds use libm's exp: they are for checking, not speed. */
 #ifdef TT_DOUBLE
-static inline real tt_exp_nonpos(real x) { return R_EXP(x); }
+TT_ROW_FN real tt_exp_nonpos(real x) { return R_EXP(x); }
 #else
-static inline real tt_exp_nonpos(real x)
+TT_ROW_FN real tt_exp_nonpos(real x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693145751953125f;
     const float ln2_lo = 1.42860682030941723e-6f, round = 12582912.0f; /* 1.5 * 2^23 */
@@ -51,19 +73,27 @@ static inline real tt_exp_nonpos(real x)
 }
 #endif
 
-static inline real tt_lanes_total(const real acc[TT_LANES])
+/* the lanes' total: lane k + lane k + 8, then those 8 in pairs of pairs */
+TT_ROW_FN real tt_lanes_total(const real acc[TT_LANES])
 {
-    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    real a[8];
+    for (int k = 0; k < 8; k++) a[k] = acc[k] + acc[k + 8];
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
 /* max of x[0..n) (-inf for n = 0), in lanes like the sums: the max is exact, so the order
  * changes nothing (at most which zero, +0 or -0, and x - m is the same for both) */
-static inline real tt_row_max(const real *x, int n)
+TT_ROW_FN real tt_row_max(const real *x, int n)
 {
-    real acc[TT_LANES] = {-R_INF, -R_INF, -R_INF, -R_INF, -R_INF, -R_INF, -R_INF, -R_INF};
+    tt_lanes_v v = (tt_lanes_v){0} - R_INF;
     int c = 0;
-    for (; c + TT_LANES <= n; c += TT_LANES)
-        for (int k = 0; k < TT_LANES; k++) acc[k] = x[c + k] > acc[k] ? x[c + k] : acc[k];
+    for (; c + TT_LANES <= n; c += TT_LANES) { /* v = x > v ? x : v, lane by lane */
+        tt_lanes_v xv = tt_lanes_at(x + c);
+        tt_lanes_i gt = xv > v;
+        v = (tt_lanes_v)(((tt_lanes_i)xv & gt) | ((tt_lanes_i)v & ~gt));
+    }
+    real acc[TT_LANES];
+    memcpy(acc, &v, sizeof acc);
     for (int k = 0; c < n; c++, k++) acc[k] = x[c] > acc[k] ? x[c] : acc[k];
     real m = acc[0];
     for (int k = 1; k < TT_LANES; k++) m = acc[k] > m ? acc[k] : m;
@@ -71,42 +101,69 @@ static inline real tt_row_max(const real *x, int n)
 }
 
 /* sum of x[0..n) */
-static inline real tt_row_sum(const real *x, int n)
+TT_ROW_FN real tt_row_sum(const real *x, int n)
 {
-    real acc[TT_LANES] = {0};
+    tt_lanes_v acc = {0};
     int c = 0;
-    for (; c + TT_LANES <= n; c += TT_LANES)
-        for (int k = 0; k < TT_LANES; k++) acc[k] += x[c + k];
-    for (int k = 0; c < n; c++, k++) acc[k] += x[c];
-    return tt_lanes_total(acc);
+    for (; c + TT_LANES <= n; c += TT_LANES) acc += tt_lanes_at(x + c);
+    real a[TT_LANES];
+    memcpy(a, &acc, sizeof a);
+    for (int k = 0; c < n; c++, k++) a[k] += x[c];
+    return tt_lanes_total(a);
 }
 
 /* sum of (x - m)^2 over x[0..n) */
-static inline real tt_row_sq_dev(const real *x, real m, int n)
+TT_ROW_FN real tt_row_sq_dev(const real *x, real m, int n)
 {
-    real acc[TT_LANES] = {0};
+    tt_lanes_v acc = {0};
     int c = 0;
-    for (; c + TT_LANES <= n; c += TT_LANES)
-        for (int k = 0; k < TT_LANES; k++) acc[k] += (x[c + k] - m) * (x[c + k] - m);
-    for (int k = 0; c < n; c++, k++) acc[k] += (x[c] - m) * (x[c] - m);
-    return tt_lanes_total(acc);
+    for (; c + TT_LANES <= n; c += TT_LANES) {
+        tt_lanes_v d = tt_lanes_at(x + c) - m;
+        acc += d * d;
+    }
+    real a[TT_LANES];
+    memcpy(a, &acc, sizeof a);
+    for (int k = 0; c < n; c++, k++) a[k] += (x[c] - m) * (x[c] - m);
+    return tt_lanes_total(a);
 }
 
 /* sum of x * y over [0..n) */
-static inline real tt_row_dot(const real *x, const real *y, int n)
+TT_ROW_FN real tt_row_dot(const real *x, const real *y, int n)
 {
-    real acc[TT_LANES] = {0};
+    tt_lanes_v acc = {0};
     int c = 0;
-    for (; c + TT_LANES <= n; c += TT_LANES)
-        for (int k = 0; k < TT_LANES; k++) acc[k] += x[c + k] * y[c + k];
-    for (int k = 0; c < n; c++, k++) acc[k] += x[c] * y[c];
-    return tt_lanes_total(acc);
+    for (; c + TT_LANES <= n; c += TT_LANES) acc += tt_lanes_at(x + c) * tt_lanes_at(y + c);
+    real a[TT_LANES];
+    memcpy(a, &acc, sizeof a);
+    for (int k = 0; c < n; c++, k++) a[k] += x[c] * y[c];
+    return tt_lanes_total(a);
+}
+
+/* sum of exp(x - m) over x[0..n) (x <= m), in lanes: the exps a piece at a time into a buffer
+ * (a loop GCC vectorises), then added to the lanes */
+#define TT_EXP_PIECE 256
+TT_ROW_FN real tt_row_sum_exp(const real *x, real m, int n)
+{
+    _Alignas(64) real e[TT_EXP_PIECE];
+    tt_lanes_v acc = {0};
+    int c = 0;
+    for (; c + TT_LANES <= n;) {
+        int len = (n - c) / TT_LANES * TT_LANES;
+        len = len < TT_EXP_PIECE ? len : TT_EXP_PIECE;
+        for (int j = 0; j < len; j++) e[j] = tt_exp_nonpos(x[c + j] - m);
+        for (int j = 0; j < len; j += TT_LANES) acc += tt_lanes_at(e + j);
+        c += len;
+    }
+    real a[TT_LANES];
+    memcpy(a, &acc, sizeof a);
+    for (int k = 0; c < n; c++, k++) a[k] += tt_exp_nonpos(x[c] - m);
+    return tt_lanes_total(a);
 }
 
 /* y[0..n) = softmax(x[0..n)): y_c = exp(x_c - m) / sum exp(x_k - m), m = max x; a row that is
  * all -inf gives zeros. In place (y == x) too. A longer row whose extra entries are -inf gives
  * the same bits on [0, n): those add exp(-inf) = +0 to the lanes' sums and leave the max. */
-static inline void tt_softmax_row(real *y, const real *x, int n)
+TT_ROW_FN void tt_softmax_row(real *y, const real *x, int n)
 {
     real m = tt_row_max(x, n);
     if (m == -R_INF) {
