@@ -47,21 +47,16 @@ void tt_cpu_layernorm_forward(real *out, real *mean, real *rstd, const real *inp
 
 /* The backward's one pass over the rows: each of LN_BLOCKS fixed blocks of rows (fixed by N
  * alone, not by the thread count) gives dx for its rows and its own partial column sums of
- * dy * xhat and dy into part[b]; a second, small pass adds the blocks' partials to dw and db
- * in block order. So dy and x are read once (a pass by columns over all the rows read them
- * again: 40% of the kernel on the small config), and the sums have the same bits at any
- * thread count. Wider rows than LN_PART_C take the column pass (ln_backward_cols). */
+ * dy * xhat and dy into ln_part[b]; a second, small pass adds the blocks' partials to dw and db
+ * in block order. So dy and x are read once (a pass by columns over all the rows would read
+ * them again), and the sums have the same bits at any thread count. Rows wider than
+ * LN_PART_C take that column pass (ln_backward_cols). */
 #define LN_BLOCKS 32
 #define LN_PART_C 4096
 static _Alignas(64) real ln_part[LN_BLOCKS][2][LN_PART_C]; /* kernels run one at a time */
 
-/* block b's rows [r0, r1) of N in LN_BLOCKS (or N, if fewer) blocks */
-static void ln_block_rows(int64_t N, int64_t b, int64_t *r0, int64_t *r1)
-{
-    int64_t nb = N < LN_BLOCKS ? N : LN_BLOCKS;
-    *r0 = N * b / nb;
-    *r1 = N * (b + 1) / nb;
-}
+/* the blocks of N rows: LN_BLOCKS, or N if fewer */
+static int64_t ln_blocks(int64_t N) { return N < LN_BLOCKS ? N : LN_BLOCKS; }
 
 /* dx of one row (dy, x its rows; m, s its mean and rstd); inlined into each TT_VEC clone */
 static inline __attribute__((always_inline)) void ln_dx_row(const ln *l, real *dx, const real *dy,
@@ -76,15 +71,13 @@ static inline __attribute__((always_inline)) void ln_dx_row(const ln *l, real *d
         gv += g;
         gxv += g * (tt_lanes_at(x + c) - m);
     }
-    real ga[TT_LANES], gxa[TT_LANES];
-    memcpy(ga, &gv, sizeof ga);
-    memcpy(gxa, &gxv, sizeof gxa);
-    for (int k = 0; c < C; c++, k++) {
-        real g = dy[c] * l->w[c];
-        ga[k] += g;
-        gxa[k] += g * (x[c] - m);
+    real gt[TT_LANES], gxt[TT_LANES];
+    for (int k = 0; c + k < C; k++) {
+        gt[k] = dy[c + k] * l->w[c + k];
+        gxt[k] = gt[k] * (x[c + k] - m);
     }
-    real gmean = tt_lanes_total(ga) / (real)C, gxmean = tt_lanes_total(gxa) * s / (real)C;
+    real gmean = tt_lanes_finish(&gv, gt, C - c) / (real)C;
+    real gxmean = tt_lanes_finish(&gxv, gxt, C - c) * s / (real)C;
     /* without acc dx is not read: 0 + the term, the bits of a zeroed gradient added to */
     for (c = 0; c < C; c++)
         dx[c] = (l->acc ? dx[c] : R(0)) + s * (dy[c] * l->w[c] - gmean - (x[c] - m) * s * gxmean);
@@ -96,8 +89,7 @@ TT_VEC static void ln_backward_blocks(void *ctx, int64_t lo, int64_t hi, int tid
     const ln *l = ctx;
     const int C = l->C;
     for (int64_t b = lo; b < hi; b++) {
-        int64_t r0, r1;
-        ln_block_rows(l->N, b, &r0, &r1);
+        int64_t r0 = l->N * b / ln_blocks(l->N), r1 = l->N * (b + 1) / ln_blocks(l->N);
         real *pw = ln_part[b][0], *pb = ln_part[b][1];
         if (l->dw)
             for (int c = 0; c < C; c++) pw[c] = R(0);
@@ -120,8 +112,7 @@ TT_VEC static void ln_backward_sum_parts(void *ctx, int64_t lo, int64_t hi, int 
 {
     (void)tid;
     const ln *l = ctx;
-    int64_t nb = l->N < LN_BLOCKS ? l->N : LN_BLOCKS;
-    for (int64_t b = 0; b < nb; b++) {
+    for (int64_t b = 0; b < ln_blocks(l->N); b++) {
         if (l->dw)
             for (int64_t c = lo; c < hi; c++) l->dw[c] += ln_part[b][0][c];
         if (l->db)
@@ -164,7 +155,7 @@ void tt_cpu_layernorm_backward(real *dinp, real *dweight, real *dbias, const rea
     int64_t col_grain = N * C >= TT_CPU_GRAIN ? TT_CPU_ALIGN : C;
     if ((dweight || dbias) && C <= LN_PART_C && N > 0) {
         /* blocks of about N / LN_BLOCKS rows: as many per range as the rows' grain asks */
-        int64_t nb = N < LN_BLOCKS ? N : LN_BLOCKS, per = (N + nb - 1) / nb;
+        int64_t nb = ln_blocks(N), per = (N + nb - 1) / nb;
         int64_t grain = tt_cpu_row_grain(C) / 2 / per;
         tt_pool_for(nb, 1, grain > 1 ? grain : 1, ln_backward_blocks, &l);
         tt_pool_for(C, TT_CPU_ALIGN, col_grain, ln_backward_sum_parts, &l);

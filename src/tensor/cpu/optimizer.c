@@ -7,6 +7,7 @@
  * by it in place. */
 #include "tensor/cpu/cpu.h"
 #include "tensor/cpu/pool.h"
+#include "tensor/cpu/reduce.h"
 #include "tensor/kernel_math.h"
 
 #include <math.h>
@@ -58,26 +59,23 @@ void tt_cpu_sgd_step(real *p, real *buf, const real *g, const tt_sgd_scalars *s,
     tt_pool_for(n, 16, 8192, sgd_range, &(sgd_args){.p = p, .buf = buf, .g = g, .s = s});
 }
 
-/* the sum of x^2 over [lo, hi) in double, in 16 lanes (lane k: elements lo + k, lo + k + 16,
- * ...; one chain of additions was 4 cycles an element, 0.8% of medium's step), the lanes added
- * in a fixed order at the end, then the tail: the same bits at any vector width */
-typedef double sq_lanes __attribute__((vector_size(16 * sizeof(double))));
-typedef real sq_in __attribute__((vector_size(16 * sizeof(real)), aligned(sizeof(real)),
-                                  may_alias));
+/* the sum of x^2 over [lo, hi) in double, in TT_LANES lanes (lane k: elements lo + k,
+ * lo + k + 16, ...; one chain of additions would wait 4 cycles an element), the lanes added
+ * in reduce.h's fixed order, then the tail: the same bits at any vector width */
+typedef double sq_lanes __attribute__((vector_size(TT_LANES * sizeof(double))));
 
 TT_VEC static double squares_range(void *ctx, int64_t lo, int64_t hi)
 {
     const real *x = ctx;
     sq_lanes acc = {0};
     int64_t i = lo;
-    for (; i + 16 <= hi; i += 16) {
-        sq_lanes v = __builtin_convertvector(*(const sq_in *)(x + i), sq_lanes);
+    for (; i + TT_LANES <= hi; i += TT_LANES) {
+        sq_lanes v = __builtin_convertvector(tt_lanes_at(x + i), sq_lanes);
         acc += v * v;
     }
-    double a[16];
+    double a[TT_LANES];
     memcpy(a, &acc, sizeof a);
-    for (int k = 0; k < 8; k++) a[k] += a[k + 8];
-    double ss = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    double ss = tt_lanes_total_f64(a);
     for (; i < hi; i++) ss += (double)x[i] * (double)x[i];
     return ss;
 }

@@ -73,12 +73,26 @@ TT_ROW_FN real tt_exp_nonpos(real x)
 }
 #endif
 
-/* the lanes' total: lane k + lane k + 8, then those 8 in pairs of pairs */
-TT_ROW_FN real tt_lanes_total(const real acc[TT_LANES])
+/* the lanes' total: lane k + lane k + 8, then those 8 in pairs of pairs; for reals, and for
+ * doubles (the clipping norm's sum of squares in a float32 build, cpu/optimizer.c) */
+#define TT_LANES_TOTAL(T, name)                                                                 \
+    TT_ROW_FN T name(const T acc[TT_LANES])                                                     \
+    {                                                                                           \
+        T a[8];                                                                                 \
+        for (int k = 0; k < 8; k++) a[k] = acc[k] + acc[k + 8];                                 \
+        return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));               \
+    }
+TT_LANES_TOTAL(real, tt_lanes_total)
+TT_LANES_TOTAL(double, tt_lanes_total_f64)
+
+/* the total of a row's lanes *acc once lane k has also taken tail[k], k < n: the row's last
+ * n < TT_LANES terms */
+TT_ROW_FN real tt_lanes_finish(const tt_lanes_v *acc, const real *tail, int n)
 {
-    real a[8];
-    for (int k = 0; k < 8; k++) a[k] = acc[k] + acc[k + 8];
-    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    real a[TT_LANES];
+    memcpy(a, acc, sizeof a);
+    for (int k = 0; k < n; k++) a[k] += tail[k];
+    return tt_lanes_total(a);
 }
 
 /* max of x[0..n) (-inf for n = 0), in lanes like the sums: the max is exact, so the order
@@ -106,10 +120,7 @@ TT_ROW_FN real tt_row_sum(const real *x, int n)
     tt_lanes_v acc = {0};
     int c = 0;
     for (; c + TT_LANES <= n; c += TT_LANES) acc += tt_lanes_at(x + c);
-    real a[TT_LANES];
-    memcpy(a, &acc, sizeof a);
-    for (int k = 0; c < n; c++, k++) a[k] += x[c];
-    return tt_lanes_total(a);
+    return tt_lanes_finish(&acc, x + c, n - c);
 }
 
 /* sum of (x - m)^2 over x[0..n) */
@@ -121,10 +132,9 @@ TT_ROW_FN real tt_row_sq_dev(const real *x, real m, int n)
         tt_lanes_v d = tt_lanes_at(x + c) - m;
         acc += d * d;
     }
-    real a[TT_LANES];
-    memcpy(a, &acc, sizeof a);
-    for (int k = 0; c < n; c++, k++) a[k] += (x[c] - m) * (x[c] - m);
-    return tt_lanes_total(a);
+    real t[TT_LANES];
+    for (int k = 0; c + k < n; k++) t[k] = (x[c + k] - m) * (x[c + k] - m);
+    return tt_lanes_finish(&acc, t, n - c);
 }
 
 /* sum of x * y over [0..n) */
@@ -133,10 +143,9 @@ TT_ROW_FN real tt_row_dot(const real *x, const real *y, int n)
     tt_lanes_v acc = {0};
     int c = 0;
     for (; c + TT_LANES <= n; c += TT_LANES) acc += tt_lanes_at(x + c) * tt_lanes_at(y + c);
-    real a[TT_LANES];
-    memcpy(a, &acc, sizeof a);
-    for (int k = 0; c < n; c++, k++) a[k] += x[c] * y[c];
-    return tt_lanes_total(a);
+    real t[TT_LANES];
+    for (int k = 0; c + k < n; k++) t[k] = x[c + k] * y[c + k];
+    return tt_lanes_finish(&acc, t, n - c);
 }
 
 /* sum of exp(x - m) over x[0..n) (x <= m), in lanes: the exps a piece at a time into a buffer
@@ -154,10 +163,8 @@ TT_ROW_FN real tt_row_sum_exp(const real *x, real m, int n)
         for (int j = 0; j < len; j += TT_LANES) acc += tt_lanes_at(e + j);
         c += len;
     }
-    real a[TT_LANES];
-    memcpy(a, &acc, sizeof a);
-    for (int k = 0; c < n; c++, k++) a[k] += tt_exp_nonpos(x[c] - m);
-    return tt_lanes_total(a);
+    for (int k = 0; c + k < n; k++) e[k] = tt_exp_nonpos(x[c + k] - m);
+    return tt_lanes_finish(&acc, e, n - c);
 }
 
 /* y[0..n) = softmax(x[0..n)): y_c = exp(x_c - m) / sum exp(x_k - m), m = max x; a row that is
