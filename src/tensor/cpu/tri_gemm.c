@@ -285,9 +285,8 @@ static void full_walk(tile_fn *run_tile, int W, int MR, int NV, bool ta, bool tb
     const bool pack = tb || W == 8;
     /* C's lines for the next panel are fetched while this one is computed (the first k block:
      * the one that writes C, or reads it to add): in a step C is an output whose lines are
-     * not in this core's cache, and the tiles' stores waited for each (small's backward dx,
-     * 2048 x 512 x 128, ran 140 GFLOP/s a thread in a step against 190 on hot lines; 167 with
-     * this; bench/RESULTS.md) */
+     * not in this core's cache, and the tiles' stores waited for each (measured in
+     * bench/RESULTS.md, "C's first touch") */
     const bool ahead = tt_cpu_have_prefetchw();
     for (int kb = 0; kb < K || kb == 0; kb += GEMM_KC) {
         int ke = K - kb < GEMM_KC ? K : kb + GEMM_KC, kn = ke - kb;
