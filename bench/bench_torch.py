@@ -25,7 +25,10 @@ torch.backends.cuda.matmul.allow_tf32 (high: TF32 tensor cores, as ours's matmul
 --compile runs the forward pass, the head and the loss through torch.compile (the backward is
 compiled with it, the optimizer stays eager); the compile happens in the warm-up steps (at
 least 2), never timed, and a compile that fails prints "SKIP: torch.compile failed: ..." and a
-JSON line whose median_ms is null (exit 0). Without these flags the script does what it did.
+JSON line whose median_ms is null (exit 0). --autocast bf16 runs the forward pass and the loss
+under torch.autocast(dtype=torch.bfloat16), what a PyTorch user trains with on a GPU (matrix
+products in bfloat16 with float32 accumulation, float32 parameters, gradients and optimizer
+state), with or without --compile. Without these flags the script does what it did.
 
 Debian's python3-torch lives under /usr/bin/python3; when `import torch` fails (a pyenv python3
 on PATH) the script re-executes itself there, and prints "SKIP: PyTorch not installed" and exits
@@ -70,6 +73,8 @@ def parse_args():
                    "(default: torch's, highest); high lets cuBLAS use TF32 tensor cores")
     p.add_argument("--compile", action="store_true", help="torch.compile the forward pass and "
                    "the loss (compiled in the warm-up steps, never timed)")
+    p.add_argument("--autocast", choices=("bf16",), help="the forward pass and the loss under "
+                   "torch.autocast in bfloat16 (default: none, float32 throughout)")
     return p.parse_args()
 
 
@@ -219,6 +224,13 @@ def main():
     def step_loss(tokens, targets):
         return F.cross_entropy(logits(tokens).reshape(-1, s["n_out"]), targets.reshape(-1))
 
+    if args.autocast:
+        plain_loss = step_loss
+
+        def step_loss(tokens, targets):  # noqa: F811 (the same loss, under autocast)
+            with torch.autocast(device_type="cuda" if cuda else "cpu", dtype=torch.bfloat16):
+                return plain_loss(tokens, targets)
+
     warmup = args.warmup
     if args.compile:
         warmup = max(warmup, 2)  # the first step compiles: it and one more are never timed
@@ -259,12 +271,13 @@ def main():
     differs = differences(s, device)
     # the GPU bench's flags: what they set, on the line and in the JSON (absent without them)
     gpu_keys, where, mem = {}, "", ""
-    if cuda or args.precision or args.compile:
+    if cuda or args.precision or args.compile or args.autocast:
         precision = torch.get_float32_matmul_precision()
         gpu_keys = {"device": device, "precision": precision, "compile": args.compile,
-                    "first_step_ms": round(ms[0], 1)}
+                    "autocast": args.autocast, "first_step_ms": round(ms[0], 1)}
         name = f" ({torch.cuda.get_device_name()})" if cuda else ""
-        where = (f", {device}{name}, matmul precision {precision}, "
+        auto = f", autocast {args.autocast}" if args.autocast else ""
+        where = (f", {device}{name}, matmul precision {precision}{auto}, "
                  f"{'torch.compile' if args.compile else 'eager'}")
     if cuda:
         MB = 1048576.0
