@@ -106,7 +106,11 @@
 # 2026-11-24 (H100): a start about 30-60 s, each call about 28 s beyond its command, build 17 s
 # (before attention_mma.cu, whose float32 object alone takes 25 s with nvcc --threads), build
 # cuda train dump memcheck racecheck attention 397 s with racecheck cut at its 300 s, bench
-# 392 s (246 s with torch.compile on base's rows alone). So two calls, each with carry
+# 392 s (246 s with torch.compile on base's rows alone). Timings of 2026-11-29 (H200): call 1
+# below 282 s (build 32, the two cuda suites 67, attention 47, racecheck 108, memcheck 19),
+# 314 s of device time with the start; call 2 at GPU_CHECK_BUDGET=370 344 s with two
+# bench_torch.py --autocast bf16 runs of base after it (eager, compiled: 70 s); 668 s in all,
+# and base met its targets at highest and high. So two calls, each with carry
 # [".device"], timeout_s 600 and no kind (a kind other than the one held starts a bare
 # machine), both commands written down before the first:
 #   1. source .device/env.sh && GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build cuda train \
@@ -115,9 +119,7 @@
 #        racecheck first, which has never run whole on the attention kernels: 8 files)
 #      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
 #        arithmetic in base's whole step at each precision (at highest of wide, pipelined,
-#        3xtf32 and mma-3xtf32 only; 6101217 made the cp.async ones stage several chunks
-#        ahead, and attention_mma.cu's mma.sync kernels are new: both untimed), and keeps it
-#        in build/gpu_check.pick on that machine. An arithmetic that failed the cuda step of
+#        3xtf32 and mma-3xtf32 only), and keeps it in build/gpu_check.pick on that machine. An arithmetic that failed the cuda step of
 #        the same call is neither timed nor picked (each attention arithmetic is a test of its
 #        own, its failures tagged e.g. "[TT_CUDA_ATTN=mma-tf32]"; the summary names them);
 #        where a failure names none (a crash, a kernel outside attention), the pick is not
@@ -135,7 +137,9 @@
 #      of 2026-11-24/25 (eager 130.6 ms at highest and 54.7 at high, torch.compile 120.0 and
 #      44.1) do not hold on an H200.
 #   Afterwards: write the pick into backend.cu's ATTN_MATH_HIGHEST and ATTN_MATH_HIGH (and
-#   test_matmul_precision's assertion), so that the default is what was timed. Where base
+#   test_matmul_precision's assertion), so that the default is what was timed (done with the
+#   H200's pick, pipelined/mma-tf32: where call 1 picks these again, call 2 needs no
+#   GPU_CHECK_ATTN). Where base
 #   still misses its targets, a later GPU session's call 2 is `GPU_CHECK_NCU_MATHS="<the pick's
 #   two>" GPU_CHECK_BUDGET=420 scripts/gpu_check.sh build attention-ncu`, whose stall reasons
 #   say where the attention's time goes (by the 2026-11-25 figures a TF32 forward block of base

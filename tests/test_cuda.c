@@ -1093,7 +1093,12 @@ START_TEST(test_matmul_precision)
     gpu->from_host(dbias, bias, N * sizeof(real));
     for (int high = 1; high >= 0; high--) {
         gpu->set_matmul_precision(high);
-        ck_assert_int_eq(tt_cuda_attention_math(), TT_CUDA_ATTN_WIDE); /* at both */
+        /* backend.cu's pick: cp.async float cores at highest, mma.sync TF32 at high (float64
+         * builds have only the float cores) */
+        ck_assert_int_eq(tt_cuda_attention_math(), !high ? TT_CUDA_ATTN_PIPE
+                                                   : sizeof(real) == sizeof(float)
+                                                       ? TT_CUDA_ATTN_MMA
+                                                       : TT_CUDA_ATTN_WIDE);
         for (int k = 0; k < 2; k++) {
             const char *what = k ? "linear_forward" : "gemm";
             if (k)

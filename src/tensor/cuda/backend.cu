@@ -369,19 +369,18 @@ static double cuda_sum_squares(const real *x, int64_t n)
 static void cuda_set_threads(int n) { (void)n; }
 static int cuda_get_threads(void) { return 1; }
 
-/* The fused attention's arithmetic at matmul precision highest and high: the wide float cores
- * at both, the fastest in base's whole step at both on an H100 (2026-11-25; elsewhere within
- * half a microsecond of the best, bench/RESULTS.md), before the cp.async staging ran several
- * chunks ahead (6101217) and before the mma.sync kernels (attention_mma.cu), both untimed:
- * bench/attention_steps.sh names the fastest, and this table is where a faster one goes (at
- * highest only the float32-exact ones: wide, pipelined, 3xtf32, mma-3xtf32). TT_CUDA_ATTN in
- * the environment overrides it, for comparing them in a whole step
- * (bench/attention_steps.sh) and for timing a pick before it is written here (gpu_check's
- * second call): NAME at both precisions, or HIGHEST/HIGH (e.g. 3xtf32/tf32), each of
- * cuda.h's six (wide, pipelined, 3xtf32, tf32, mma-3xtf32, mma-tf32); any other value is
- * ignored, whole, with a warning. */
-static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_WIDE;
-static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_WIDE;
+/* The fused attention's arithmetic at matmul precision highest and high: the fastest in base's
+ * whole step on an H200 (bench/attention_steps.sh, bench/RESULTS.md) of those that pass the CUDA
+ * suite: at highest the float cores with cp.async staging (of the float32-exact ones: wide,
+ * pipelined, 3xtf32, mma-3xtf32), at high one TF32 product on the tensor cores with the scores
+ * in registers (attention_mma.cu: "high" rounds the attention's products to TF32 as it does
+ * the gemms'). float64 builds take the float cores for either (attention.cu). TT_CUDA_ATTN in the environment
+ * overrides it, for comparing them in a whole step (bench/attention_steps.sh) and for timing a
+ * pick before it is written here (gpu_check's second call): NAME at both precisions, or
+ * HIGHEST/HIGH (e.g. 3xtf32/tf32), each of cuda.h's six (wide, pipelined, 3xtf32, tf32,
+ * mma-3xtf32, mma-tf32); any other value is ignored, whole, with a warning. */
+static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_PIPE;
+static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_MMA;
 
 /* TT_CUDA_ATTN's names (the warning below lists them from here) */
 static const struct {
@@ -422,9 +421,8 @@ static tt_cuda_attn_math attention_math(bool high)
  * torch.backends.cuda.matmul.allow_tf32); "highest": cuBLAS's default math, float32 inputs and
  * accumulation as PyTorch's "highest" has them (the pedantic mode would also be float32, but
  * rules out kernels PyTorch uses). cuBLAS gives the same bits on every run of one GPU model
- * either way. The fused attention takes attention_math's arithmetic (above: today the float
- * cores at both, so "high" rounds only the gemms, as PyTorch's does with its own attention).
- * float64 is unaffected. */
+ * either way. The fused attention takes attention_math's arithmetic (above: the float cores at
+ * highest, TF32 tensor cores at high). float64 is unaffected. */
 static void cuda_set_matmul_precision(bool high)
 {
     ensure_init();
