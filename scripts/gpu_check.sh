@@ -21,6 +21,13 @@
 #                resumed on the other for a third epoch: valid_loss within 1e-3
 #     dump       --dump-first-step on both devices: integer tensors equal, every real tensor
 #                within 1e-5 relative (2-norm); the largest difference is printed
+#     cpu-blas   bench/blas_choice.sh over build/cuda/bench_step on this machine's CPU (issue 44's
+#                first target, which needs a CPU that OpenBLAS 0.3.21 does not know: the GPU
+#                machines' hosts were such on 2026-11-29, Prescott picked): small and gpt-small
+#                with OPENBLAS_CORETYPE unset (the program's choice), set by hand to the same
+#                core, and OpenBLAS's own pick kept (TT_BLAS_AUTO=0), 2 alternated rounds,
+#                2 threads (about 40 s); its table in the summary; a missed target does not
+#                fail the step, a failed run does
 #     attention  build/cuda/bench_attention: the fused attention's arithmetics (float cores
 #                staged by the threads or by cp.async, 3xTF32, TF32, and the last two again
 #                through mma.sync, scores in registers: attention_mma.cu) forward and backward on
@@ -129,8 +136,9 @@
 #      call 1's reply's lease.budget_left_s: where it is under 370, GPU_CHECK_BUDGET is that
 #      less 60 (a call past the session's time is lost whole, the table printed last with it):
 #      source .device/env.sh && GPU_CHECK_ATTN=picked GPU_CHECK_BUDGET=310 \
-#        scripts/gpu_check.sh build bench
-#      (the bench under call 1's pick, or backend.cu's own where none was kept, as the summary
+#        scripts/gpu_check.sh build cpu-blas bench
+#      (cpu-blas first, about 40 s: issue 44's fallback target on the host's CPU, its log the
+#      call's fifth file where call 1 brings back eight; the bench under call 1's pick, or backend.cu's own where none was kept, as the summary
 #      and the table's first line say; the step starts no torch.compile run past its budget,
 #      and base's compiled rows go first). The bench times PyTorch on the same GPU in the same
 #      run, which is what base's targets are measured against: PyTorch's figures on the H100
@@ -152,7 +160,8 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-ALL_STEPS=(build cuda train dump attention racecheck memcheck attention-ncu suites bench profile)
+ALL_STEPS=(build cuda train dump cpu-blas attention racecheck memcheck attention-ncu suites bench
+           profile)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=("${ALL_STEPS[@]}")
 for s in "${steps[@]}"; do
@@ -558,6 +567,15 @@ if wanted dump; then
         step "dump: $DEVICE vs cpu, every tensor" "$log" 60 python3 "$COMPARE" dump \
             "$TMP/dump_cpu.safetensors" "$TMP/dump_$DEVICE.safetensors"
         grep "^largest relative difference" "$log" | tail -1 | tee -a "$SUMMARY"
+    fi
+fi
+
+if wanted cpu-blas; then
+    log=$LOGS/cpu_blas.log
+    : >"$log"
+    if built "$BIN/bench_step" cpu-blas "$log"; then
+        step cpu-blas "$log" 150 bench/blas_choice.sh "$BIN/bench_step" --rounds 2
+        sed -n '/^blas_choice /,/^  sgemm /p; /^| config/,$p' "$log" | tee -a "$SUMMARY"
     fi
 fi
 
