@@ -126,9 +126,10 @@
 #        racecheck first, which has never run whole on the attention kernels: 8 files)
 #      Its attention step ends with "pick base: TT_CUDA_ATTN=HIGHEST/HIGH", the fastest
 #        arithmetic in base's whole step at each precision (at highest of wide, pipelined,
-#        3xtf32 and mma-3xtf32 only), and keeps it in build/gpu_check.pick on that machine. An arithmetic that failed the cuda step of
-#        the same call is neither timed nor picked (each attention arithmetic is a test of its
-#        own, its failures tagged e.g. "[TT_CUDA_ATTN=mma-tf32]"; the summary names them);
+#        3xtf32 and mma-3xtf32 only), and keeps it in build/gpu_check.pick on that machine.
+#        An arithmetic that failed the cuda step of the same call is neither timed nor picked
+#        (each attention arithmetic is a test of its own, its failures tagged e.g.
+#        "[TT_CUDA_ATTN=mma-tf32]"; the summary names them);
 #        where a failure names none (a crash, a kernel outside attention), the pick is not
 #        kept: read cuda_suite.log.
 #   2. At once, without reading call 1's output first (read it while call 2 runs: the machine
@@ -138,9 +139,10 @@
 #      source .device/env.sh && GPU_CHECK_ATTN=picked GPU_CHECK_BUDGET=310 \
 #        scripts/gpu_check.sh build cpu-blas bench
 #      (cpu-blas first, about 40 s: issue 44's fallback target on the host's CPU, its log the
-#      call's fifth file where call 1 brings back eight; the bench under call 1's pick, or backend.cu's own where none was kept, as the summary
-#      and the table's first line say; the step starts no torch.compile run past its budget,
-#      and base's compiled rows go first). The bench times PyTorch on the same GPU in the same
+#      call's fifth file where call 1 brings back eight; the bench under call 1's pick, or
+#      backend.cu's own where none was kept, as the summary and the table's first line say;
+#      the step starts no torch.compile run past its budget, and base's compiled rows go
+#      first). The bench times PyTorch on the same GPU in the same
 #      run, which is what base's targets are measured against: PyTorch's figures on the H100
 #      of 2026-11-24/25 (eager 130.6 ms at highest and 54.7 at high, torch.compile 120.0 and
 #      44.1) do not hold on an H200.

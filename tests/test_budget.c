@@ -356,7 +356,7 @@ START_TEST(test_ulimit_grid)
            "cannot run under RLIMIT_AS at all\n");
     return;
 #endif
-#ifdef TT_WITH_CUDA
+#if defined(TT_WITH_CUDA) && !defined(TT_CUDA_EMULATED)
     /* the ./train beside this runner is the same CUDA build (make CUDA=1 makes both) */
     printf("SKIP: budget's ulimit grid: a CUDA build's ./train maps cuBLAS and the CUDA runtime "
            "before main, so under a low RLIMIT_AS the loader refuses it (exit 127, its own "

@@ -370,15 +370,16 @@ static void cuda_set_threads(int n) { (void)n; }
 static int cuda_get_threads(void) { return 1; }
 
 /* The fused attention's arithmetic at matmul precision highest and high: the fastest in base's
- * whole step on an H200 (bench/attention_steps.sh, bench/RESULTS.md) of those that pass the CUDA
- * suite: at highest the float cores with cp.async staging (of the float32-exact ones: wide,
- * pipelined, 3xtf32, mma-3xtf32), at high one TF32 product on the tensor cores with the scores
- * in registers (attention_mma.cu: "high" rounds the attention's products to TF32 as it does
- * the gemms'). float64 builds take the float cores for either (attention.cu). TT_CUDA_ATTN in the environment
- * overrides it, for comparing them in a whole step (bench/attention_steps.sh) and for timing a
- * pick before it is written here (gpu_check's second call): NAME at both precisions, or
- * HIGHEST/HIGH (e.g. 3xtf32/tf32), each of cuda.h's six (wide, pipelined, 3xtf32, tf32,
- * mma-3xtf32, mma-tf32); any other value is ignored, whole, with a warning. */
+ * whole step on an H200 (bench/attention_steps.sh, bench/RESULTS.md) of those that pass the
+ * CUDA suite: at highest the float cores with cp.async staging (of the float32-exact ones:
+ * wide, pipelined, 3xtf32, mma-3xtf32), at high one TF32 product on the tensor cores with the
+ * scores in registers (attention_mma.cu: "high" rounds the attention's products to TF32 as it
+ * does the gemms'). float64 builds take the float cores for either (attention.cu).
+ * TT_CUDA_ATTN in the environment overrides it, for comparing them in a whole step
+ * (bench/attention_steps.sh) and for timing a pick before it is written here (gpu_check's
+ * second call): NAME at both precisions, or HIGHEST/HIGH (e.g. 3xtf32/tf32), each of cuda.h's
+ * six (wide, pipelined, 3xtf32, tf32, mma-3xtf32, mma-tf32); any other value is ignored,
+ * whole, with a warning. */
 static const tt_cuda_attn_math ATTN_MATH_HIGHEST = TT_CUDA_ATTN_PIPE;
 static const tt_cuda_attn_math ATTN_MATH_HIGH = TT_CUDA_ATTN_MMA;
 
