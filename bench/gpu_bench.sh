@@ -10,12 +10,18 @@
 # when a time is missing).
 #   bench/gpu_bench.sh [BENCH_STEP] [--configs LIST] [--precisions LIST] [--compile-rows LIST]
 #                      [--warmup N] [--steps N] [--threads N] [--one-stream yes|no]
+#                      [--bf16-rows LIST]
 # --compile-rows: the rows PyTorch also runs compiled (default all; "none"). Each compile takes
 #   tens of seconds: the compiled runs come after all the others, base's first (its target
 #   needs them), and one starts only while GPU_BENCH_BUDGET (seconds since the start, default
 #   420) has 30 s left, with the rest as its time limit; a row left out shows why.
 # --one-stream no: without ours's runs on one stream (the column '-'): 8 runs fewer, about 20 s
 #   of a device call (scripts/gpu_check.sh's bench step, where base's compiled rows need them).
+# --bf16-rows: the rows PyTorch also runs under autocast bfloat16 (bench_torch.py --autocast
+#   bf16 --precision high, what its users train with on a GPU), eager after the float32 eager
+#   runs and compiled after the float32 compiled ones, under the same budget (default base, when
+#   it is among the rows; "all"; "none"): a second table, against ours at "high" (ours has no
+#   bfloat16 precision yet: issue 46's "medium").
 # GPU_BENCH_DEVICE=cpu: a dry run of the same pipeline on the CPU (build/bench_step, PyTorch
 #   --device cpu, the gemm peak at 1024^3, 2 warm-up steps) to check the parsing and the table
 #   without a GPU: GPU_BENCH_DEVICE=cpu bench/gpu_bench.sh --configs "tiny small" --steps 5
@@ -35,6 +41,7 @@ PRECISIONS="highest high"
 COMPILE_ROWS=all
 THREADS=2
 ONE_STREAM=yes
+BF16_ROWS=default
 # Warm-up and timed steps per row unless given: tiny 20 + 200, base 5 + 20, the others
 # 10 + 50; PyTorch runs ours's counts (compiled: at least 2 warm-up steps, the compile in them).
 WARMUP=
@@ -48,9 +55,10 @@ while [ $# -gt 0 ]; do
     --steps) STEPS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
     --one-stream) ONE_STREAM=$2; shift 2 ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    --bf16-rows) BF16_ROWS=$2; shift 2 ;;
+    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "gpu_bench.sh: unknown option $1. HINT: --configs --precisions --compile-rows" \
-             "--warmup --steps --threads --one-stream" >&2
+             "--warmup --steps --threads --one-stream --bf16-rows" >&2
         exit 2 ;;
     *) BIN=$1; shift ;;
     esac
@@ -71,6 +79,16 @@ case "$ONE_STREAM" in yes | no) ;; *)
 esac
 [ "$COMPILE_ROWS" = all ] && COMPILE_ROWS=$CONFIGS
 [ "$COMPILE_ROWS" = none ] && COMPILE_ROWS=
+case "$BF16_ROWS" in
+default) BF16_ROWS=; case " $CONFIGS " in *" base "*) BF16_ROWS=base ;; esac ;;
+all) BF16_ROWS=$CONFIGS ;;
+none) BF16_ROWS= ;;
+esac
+for c in $BF16_ROWS; do
+    case " $CONFIGS " in *" $c "*) ;; *)
+        echo "gpu_bench.sh: --bf16-rows: '$c' is not among the rows ($CONFIGS)" >&2; exit 2 ;;
+    esac
+done
 BUDGET=${GPU_BENCH_BUDGET:-420}
 GEMM_N=8192
 [ "$DEVICE" = cuda ] || GEMM_N=1024
@@ -189,6 +207,44 @@ for c in $CONFIGS; do
     done
 done
 
+# PyTorch under autocast bfloat16, eager, for --bf16-rows (its compiled runs after the float32
+# ones below): BFE_i, BFK_i, BFNOTE_i by row
+for c in $BF16_ROWS; do
+    i=0
+    for r in $CONFIGS; do
+        i=$((i + 1))
+        [ "$r" = "$c" ] || continue
+        eval "spec=\$SPEC_$i"
+        run "torch eager $c bf16 autocast" 300 "$PY" "$HERE/bench_torch.py" --spec "$spec" \
+            --device "$DEVICE" --precision high --autocast bf16 --threads "$THREADS" \
+            --warmup "$(warmup_of "$c")" --steps "$(steps_of "$c")"
+        eval "BFE_$i=\$LAST; BFK_$i=; BFNOTE_$i='not asked (--compile-rows)'"
+    done
+done
+
+# compiled LABEL VAR NOTE ARGS...: PyTorch compiled (bench_torch.py ARGS --compile) while the
+# budget has 30 s left, with the rest as its limit: its JSON line in VAR ("" if none), and in
+# NOTE why it is missing, or SKIP's text ("torch.compile failed: ...")
+compiled() {
+    c_label=$1 c_var=$2 c_note=$3
+    shift 3
+    left=$((BUDGET - $(elapsed)))
+    if [ $left -lt 30 ]; then
+        eval "$c_note='not run: GPU_BENCH_BUDGET ($BUDGET s) spent'"
+        echo "== $c_label: not run, GPU_BENCH_BUDGET ($BUDGET s) spent"
+        return
+    fi
+    CUT_OK=1
+    run "$c_label" "$left" "$PY" "$HERE/bench_torch.py" "$@" --compile
+    CUT_OK=0
+    eval "$c_var=\$LAST"
+    note=$SKIPPED
+    if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then note="timed out at GPU_BENCH_BUDGET"
+    elif [ $RC -ne 0 ]; then note="failed (exit $RC)"
+    fi
+    eval "$c_note=\$note"
+}
+
 # torch.compile last, base first: the budget decides how many fit. A compile that fails is
 # a SKIP of bench_torch.py (exit 0), a run cut at the budget's end a note: neither fails the
 # run; a crash does.
@@ -205,25 +261,23 @@ for want in $ORDER; do
         j=0
         for p in $PRECISIONS; do
             j=$((j + 1))
-            left=$((BUDGET - $(elapsed)))
-            if [ $left -lt 30 ]; then
-                eval "CNOTE_${i}_$j='not run: GPU_BENCH_BUDGET ($BUDGET s) spent'"
-                echo "== torch.compile $c $p: not run, GPU_BENCH_BUDGET ($BUDGET s) spent"
-                continue
-            fi
-            CUT_OK=1
-            run "torch.compile $c $p" "$left" "$PY" "$HERE/bench_torch.py" --spec "$spec" \
-                --device "$DEVICE" --precision "$p" --compile --threads "$THREADS" \
-                --warmup "$w" --steps "$n"
-            CUT_OK=0
-            eval "COMP_${i}_$j=\$LAST"
-            note=$SKIPPED # torch.compile failed: ...
-            # shellcheck disable=SC2034 # read by the eval below
-            if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then note="timed out at GPU_BENCH_BUDGET"
-            elif [ $RC -ne 0 ]; then note="failed (exit $RC)"
-            fi
-            eval "CNOTE_${i}_$j=\$note"
+            compiled "torch.compile $c $p" "COMP_${i}_$j" "CNOTE_${i}_$j" --spec "$spec" \
+                --device "$DEVICE" --precision "$p" --threads "$THREADS" --warmup "$w" \
+                --steps "$n"
         done
+    done
+done
+# then the bf16 rows compiled, in the same order (a row PyTorch compiles in float32 only)
+for want in $ORDER; do
+    has "$BF16_ROWS" "$want" || continue
+    i=0
+    for c in $CONFIGS; do
+        i=$((i + 1))
+        [ "$c" = "$want" ] || continue
+        eval "spec=\$SPEC_$i"
+        compiled "torch.compile $c bf16 autocast" "BFK_$i" "BFNOTE_$i" --spec "$spec" \
+            --device "$DEVICE" --precision high --autocast bf16 --threads "$THREADS" \
+            --warmup "$(warmup_of "$c")" --steps "$(steps_of "$c")"
     done
 done
 
@@ -314,6 +368,39 @@ trap 'rm -f "$TABLE"' EXIT
     [ "$DEVICE" = cuda ] || echo "DRY RUN: CPU times (no device memory: '-'); the targets are" \
         "the GPU's and mean nothing here."
     [ -z "$notes" ] || printf 'torch.compile left out:%s\n' "$notes"
+    if [ -n "$BF16_ROWS" ]; then
+        # ours at "high" (TF32), the nearest it has to bfloat16 products
+        jh=0 j=0
+        for p in $PRECISIONS; do j=$((j + 1)); [ "$p" = high ] && jh=$j; done
+        echo
+        echo "PyTorch under autocast bfloat16 (bench_torch.py --autocast bf16 --precision high:" \
+             "bfloat16 products, float32 weights and optimizer), against ours at high (TF32;" \
+             "ours has no bfloat16 precision yet):"
+        echo
+        echo "| config | bf16 eager ms | bf16 compile ms | device MB eager / compile | ours high ms | eager / ours | compile / ours |"
+        echo "|--------|-------------:|----------------:|--------------------------:|-------------:|-------------:|---------------:|"
+        i=0 bnotes=
+        for c in $CONFIGS; do
+            i=$((i + 1))
+            has "$BF16_ROWS" "$c" || continue
+            eval "e=\$BFE_$i; k=\$BFK_$i; cn=\$BFNOTE_$i; o=\${OURS_${i}_$jh:-}"
+            kms=$(jget median_ms "$k")
+            [ -n "$kms" ] || [ -z "$cn" ] || bnotes="$bnotes
+- $c bf16, torch.compile: $cn"
+            awk -v c="$c" -v ems="$(jget median_ms "$e")" -v kms="$kms" \
+                -v emb="$(jget peak_device_mb "$e")" -v kmb="$(jget peak_device_mb "$k")" \
+                -v oms="$(jget median_ms "$o")" '
+            function num(x) { return x != "" }
+            function ms(x) { return num(x) ? sprintf(x < 10 ? "%.3f" : "%.2f", x) : "-" }
+            function r(x) { return num(x) && num(oms) ? sprintf("%.2fx", x / oms) : "-" }
+            BEGIN {
+                printf "| %s | %s | %s | %s / %s | %s | %s | %s |\n", c, ms(ems), ms(kms),
+                       num(emb) ? sprintf("%.1f", emb) : "-", num(kmb) ? sprintf("%.1f", kmb) : "-",
+                       ms(oms), r(ems), r(kms)
+            }'
+        done
+        [ -z "$bnotes" ] || printf 'torch.compile left out:%s\n' "$bnotes"
+    fi
 } >"$TABLE"
 echo
 cat "$TABLE"

@@ -64,10 +64,11 @@
 #     suites     every suite of both runners of the CUDA build (the CPU ones too)
 #     bench      bench/gpu_bench.sh, issue 12's benchmark (ours against PyTorch eager and
 #                torch.compile, tiny small medium base, matmul precision highest and high,
-#                without ours's one-stream column; about 8 minutes): its lines in bench.log,
-#                its table in gpu_bench.txt and the summary; missed targets do not fail the
-#                step, a failed run does. It does not fit the budget beside the other steps
-#                (it is skipped then): run it in a call of its own after a build,
+#                without ours's one-stream column, with PyTorch's autocast bfloat16 on base,
+#                eager and compiled, in a second table; about 8 minutes): its lines in
+#                bench.log, its tables in gpu_bench.txt and the summary; missed targets do not
+#                fail the step, a failed run does. It does not fit the budget beside the other
+#                steps (it is skipped then): run it in a call of its own after a build,
 #                `scripts/gpu_check.sh build bench` (below)
 #     profile    ncu (Nsight Compute, --clock-control none) over bench_step's tiny, small and
 #                medium at matmul precision highest, 1 + 2 steps: each kernel's launches and
