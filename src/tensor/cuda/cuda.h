@@ -82,10 +82,11 @@ double tt_cuda_sum_squares(const real *x, int64_t n);
 
 /* The attention kernels' arithmetic for the products Q K^T, P V and their gradients: the
  * float cores (float32 or float64 FMAs, float64's only kind), their operands staged by the
- * threads (WIDE; backend.cu's set_matmul_precision picks it at both precisions) or by cp.async
- * while the previous chunk is multiplied (PIPE; attention.cu); three TF32 tensor-core products
- * of float32 split in a high and a low TF32 part (about float32's accuracy); or one TF32
- * product (attention_tc.cu: wmma over 32-row blocks with their score rows in shared memory).
+ * threads (WIDE) or by cp.async while the previous chunk is multiplied (PIPE; attention.cu;
+ * backend.cu's set_matmul_precision picks it at highest, MMA at high); three TF32
+ * tensor-core products of float32 split in a high and a low TF32 part (about float32's
+ * accuracy); or one TF32 product (attention_tc.cu: wmma over 32-row blocks with their score
+ * rows in shared memory).
  * MMA3 and MMA are the last two through mma.sync with each warp's rows and scores in
  * registers (attention_mma.cu: two passes over the keys, flash attention's way; head sizes up
  * to 64, past that attention_tc.cu's). The softmax, masks and dropout are the same in all six.
