@@ -383,10 +383,10 @@ static __global__ void __launch_bounds__(THREADS, 2)
     cols_times<ASYNC>(p, s, (real *)smem, j0, a.causal ? j0 : 0, a.T, a.HS);
 }
 
-/* Which kernels run: set_matmul_precision picks (backend.cu; before it is called, as by
- * ./infer, its pick at highest, the default precision: the float cores with cp.async staging),
- * tests and bench_attention force one. float64 builds have only the float cores, with either
- * staging. */
+/* Which kernels run: set_matmul_precision picks (backend.cu; every run calls it at start, and
+ * before that this is its pick at highest, the default precision: the float cores with
+ * cp.async staging), tests and bench_attention force one. float64 builds have only the float
+ * cores, with either staging. */
 static tt_cuda_attn_math math_mode = TT_CUDA_ATTN_PIPE;
 
 void tt_cuda_attention_set_math(tt_cuda_attn_math m)
