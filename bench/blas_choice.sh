@@ -64,8 +64,6 @@ way() { # WAY CMD...: CMD under WAY's environment (hand: $HAND)
     openblas) env -u OPENBLAS_CORETYPE TT_BLAS_AUTO=0 "$@" ;;
     esac
 }
-# core LINES: the core bench_step's line names ("..., core NAME)")
-core() { printf '%s\n' "$1" | sed -n 's/.*, core \([A-Za-z0-9_]*\)).*/\1/p' | head -n 1; }
 jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -n 1; }
 median() {
     sort -n | awk '{ v[NR] = $1 }
@@ -85,27 +83,29 @@ step() { # WAY CONFIG
 }
 
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-FIRST=${CONFIGS%% *}
-step auto "$FIRST"
-AUTO_CORE=$(core "$TEXT")
+# OpenBLAS's sgemm under each way, whose JSON names the core that ran: auto's and OpenBLAS's
+# own first (auto's stderr has the program's "blas:" line), then hand's with auto's core
+peak() { # WAY: $CORE, $GFLOPS, the run's lines in $TEXT
+    TEXT=$(way "$1" "$BIN" --sgemm-peak --threads "$THREADS" 2>&1)
+    g=$(printf '%s\n' "$TEXT" | grep '^{' | tail -n 1)
+    CORE=$(jget core "$g") GFLOPS=$(jget sgemm_gflops "$g")
+}
+peak auto
+AUTO_CORE=$CORE AUTO_PEAK=$GFLOPS
 BLAS_LINE=$(printf '%s\n' "$TEXT" | grep '^blas:' | head -n 1)
-step openblas "$FIRST"
-OPENBLAS_CORE=$(core "$TEXT")
+peak openblas
+OPENBLAS_CORE=$CORE OPENBLAS_PEAK=$GFLOPS
 HAND=$AUTO_CORE
-if [ -z "$HAND" ]; then
-    echo "blas_choice.sh: bench_step named no core; is it the program of this tree?" >&2
+if [ -z "$HAND" ] || [ -z "$OPENBLAS_CORE" ]; then
+    echo "blas_choice.sh: bench_step --sgemm-peak named no core; is it the program of this" \
+         "tree?" >&2
     exit 1
 fi
+peak hand
 echo "blas_choice $(date '+%Y-%m-%d %H:%M %Z'): $CPU, $(nproc) cores, $THREADS threads;" \
      "OpenBLAS picks $OPENBLAS_CORE, the program runs $AUTO_CORE"
 echo "  ${BLAS_LINE:-(no blas: line: OpenBLAS's own pick was kept)}"
-
-peaks=
-for w in auto hand openblas; do
-    g=$(way "$w" "$BIN" --sgemm-peak --threads "$THREADS" 2>&1 | grep '^{' | tail -n 1)
-    peaks="$peaks, $w $(jget sgemm_gflops "$g")"
-done
-echo "  sgemm 2048^3 GFLOP/s:${peaks#,}"
+echo "  sgemm 2048^3 GFLOP/s: auto $AUTO_PEAK, hand $GFLOPS, openblas $OPENBLAS_PEAK"
 
 TABLE=$(mktemp "${TMPDIR:-/tmp}/blas_choice.XXXXXX") || exit 1
 trap 'rm -f "$TABLE"' EXIT
@@ -133,5 +133,6 @@ for c in $CONFIGS; do
         printf "| %s | %.2f | %.2f | %.2f | %.3f | %.2fx | %s |\n", c, a, h, o, a / h, o / a, t
     }'
 done
-echo "median of $ROUNDS alternated rounds of 5 + 30 steps a way; the cores as bench_step named them"
+echo "median of $ROUNDS alternated rounds of 5 + 30 steps a way; the cores as bench_step's" \
+     "sgemm runs named them"
 exit $FAILED

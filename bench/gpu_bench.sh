@@ -207,19 +207,24 @@ for c in $CONFIGS; do
     done
 done
 
-# PyTorch under autocast bfloat16, eager, for --bf16-rows (its compiled runs after the float32
-# ones below): BFE_i, BFK_i, BFNOTE_i by row
-for c in $BF16_ROWS; do
+# row_of NAME: i, the number of the first row named NAME, and spec, its spec
+row_of() {
     i=0
     for r in $CONFIGS; do
         i=$((i + 1))
-        [ "$r" = "$c" ] || continue
-        eval "spec=\$SPEC_$i"
-        run "torch eager $c bf16 autocast" 300 "$PY" "$HERE/bench_torch.py" --spec "$spec" \
-            --device "$DEVICE" --precision high --autocast bf16 --threads "$THREADS" \
-            --warmup "$(warmup_of "$c")" --steps "$(steps_of "$c")"
-        eval "BFE_$i=\$LAST; BFK_$i=; BFNOTE_$i='not asked (--compile-rows)'"
+        [ "$r" = "$1" ] && break
     done
+    eval "spec=\$SPEC_$i"
+}
+
+# PyTorch under autocast bfloat16, eager, for --bf16-rows (its compiled runs after the float32
+# ones below): BFE_i, BFK_i, BFNOTE_i by row
+for c in $BF16_ROWS; do
+    row_of "$c"
+    run "torch eager $c bf16 autocast" 300 "$PY" "$HERE/bench_torch.py" --spec "$spec" \
+        --device "$DEVICE" --precision high --autocast bf16 --threads "$THREADS" \
+        --warmup "$(warmup_of "$c")" --steps "$(steps_of "$c")"
+    eval "BFE_$i=\$LAST; BFK_$i=; BFNOTE_$i='not asked (--compile-rows)'"
 done
 
 # compiled LABEL VAR NOTE ARGS...: PyTorch compiled (bench_torch.py ARGS --compile) while the
@@ -251,34 +256,23 @@ compiled() {
 ORDER=
 has "$COMPILE_ROWS" base && has "$CONFIGS" base && ORDER=base
 for c in $CONFIGS; do [ "$c" = base ] || ! has "$COMPILE_ROWS" "$c" || ORDER="$ORDER $c"; done
-for want in $ORDER; do
-    i=0
-    for c in $CONFIGS; do
-        i=$((i + 1))
-        [ "$c" = "$want" ] || continue
-        eval "spec=\$SPEC_$i"
-        w=$(warmup_of "$c") n=$(steps_of "$c")
-        j=0
-        for p in $PRECISIONS; do
-            j=$((j + 1))
-            compiled "torch.compile $c $p" "COMP_${i}_$j" "CNOTE_${i}_$j" --spec "$spec" \
-                --device "$DEVICE" --precision "$p" --threads "$THREADS" --warmup "$w" \
-                --steps "$n"
-        done
+for c in $ORDER; do
+    row_of "$c"
+    w=$(warmup_of "$c") n=$(steps_of "$c")
+    j=0
+    for p in $PRECISIONS; do
+        j=$((j + 1))
+        compiled "torch.compile $c $p" "COMP_${i}_$j" "CNOTE_${i}_$j" --spec "$spec" \
+            --device "$DEVICE" --precision "$p" --threads "$THREADS" --warmup "$w" --steps "$n"
     done
 done
 # then the bf16 rows compiled, in the same order (a row PyTorch compiles in float32 only)
-for want in $ORDER; do
-    has "$BF16_ROWS" "$want" || continue
-    i=0
-    for c in $CONFIGS; do
-        i=$((i + 1))
-        [ "$c" = "$want" ] || continue
-        eval "spec=\$SPEC_$i"
-        compiled "torch.compile $c bf16 autocast" "BFK_$i" "BFNOTE_$i" --spec "$spec" \
-            --device "$DEVICE" --precision high --autocast bf16 --threads "$THREADS" \
-            --warmup "$(warmup_of "$c")" --steps "$(steps_of "$c")"
-    done
+for c in $ORDER; do
+    has "$BF16_ROWS" "$c" || continue
+    row_of "$c"
+    compiled "torch.compile $c bf16 autocast" "BFK_$i" "BFNOTE_$i" --spec "$spec" \
+        --device "$DEVICE" --precision high --autocast bf16 --threads "$THREADS" \
+        --warmup "$(warmup_of "$c")" --steps "$(steps_of "$c")"
 done
 
 # ---- the table, last ------------------------------------------------------------------------
