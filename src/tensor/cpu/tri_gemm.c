@@ -25,7 +25,7 @@
 #endif
 
 #define TRI_R 4 /* rows of a tile: AVX2's 16 registers hold 4 x 3 accumulators */
-#define TRI_R_512 8 /* with AVX-512's 32, 8 x 3: per head 5% less time than 4 rows (T 128) */
+#define TRI_R_512 8 /* with AVX-512's 32, 8 x 3, a causal head faster (bench/RESULTS.md) */
 #define TILE_RMAX 8 /* the most rows of any tile (the whole gemm's AVX-512 ones) */
 _Static_assert(8 % TRI_R == 0 && 8 % TRI_R_512 == 0, "a tile's rows must share tt_tri_cols");
 #define TRI_SCALAR_W 64 /* columns of the plain loops' accumulator row */
