@@ -42,13 +42,11 @@ while [ $# -gt 0 ]; do
     *) BIN=$1; shift ;;
     esac
 done
-case "$ROUNDS$THREADS" in *[!0-9]* | '')
-    echo "blas_choice.sh: --rounds and --threads take positive whole numbers" >&2; exit 2 ;;
-esac
-if [ "$ROUNDS" -lt 1 ] || [ "$THREADS" -lt 1 ]; then
-    echo "blas_choice.sh: --rounds and --threads take positive whole numbers" >&2
-    exit 2
-fi
+for n in "$ROUNDS" "$THREADS"; do # each on its own: "" beside a number is no number
+    case "$n" in '' | *[!0-9]* | 0*)
+        echo "blas_choice.sh: --rounds and --threads take positive whole numbers" >&2; exit 2 ;;
+    esac
+done
 if [ ! -x "$BIN" ]; then
     echo "blas_choice.sh: $BIN is not built. HINT: make build/bench_step" >&2
     exit 2
@@ -64,7 +62,7 @@ way() { # WAY CMD...: CMD under WAY's environment (hand: $HAND)
     openblas) env -u OPENBLAS_CORETYPE TT_BLAS_AUTO=0 "$@" ;;
     esac
 }
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -n 1; }
+. "$(dirname "$0")/json.sh" # jget
 median() {
     sort -n | awk '{ v[NR] = $1 }
         END { if (NR % 2) print v[(NR + 1) / 2]; else if (NR) print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'

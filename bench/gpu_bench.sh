@@ -107,11 +107,7 @@ warmup_of() {
     elif [ "$1" = tiny ]; then echo 20; elif [ "$1" = base ]; then echo 5; else echo 10; fi
 }
 has() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
-# jget KEY JSON: the value of a flat key ("x": 1.5 or "x":"s") in a one-line JSON object;
-# empty for a missing key or null.
-jget() {
-    printf '%s\n' "$2" | sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | sed 's/^null$//'
-}
+. "$HERE/json.sh" # jget
 START=$(date +%s)
 elapsed() { echo $(($(date +%s) - START)); }
 

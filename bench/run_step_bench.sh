@@ -52,8 +52,7 @@ warmup_of() {
 PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || PY=/usr/bin/python3 # bench_torch.py re-execs as needed
 
-# jget KEY JSON: the value of a flat key ("x": 1.5 or "x":"s") in a one-line JSON object.
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
+. "$HERE/json.sh" # jget
 # quiet LABEL CMD...: runs CMD, keeps its lines in $TEXT and its last JSON line in $OUT (""
 # if none). run LABEL CMD...: the same, and shows the lines.
 FAILED=0
@@ -94,8 +93,7 @@ quiet "our gemm peak" "$BIN" --gemm-peak --gemm-n 2048 --threads "$THREADS"
 OURS1=$(jget gemm_tflops "$OUT") PEAKTEXT="$PEAKTEXT
 $TEXT"
 quiet "FMA peak" "$BIN" --fma-peak --threads "$THREADS"
-FMA=$(jget fma_limit_gflops "$OUT")
-[ "$FMA" != null ] || FMA=
+FMA=$(jget fma_limit_gflops "$OUT") # empty where there is none (null)
 if [ -n "$FMA" ]; then
     FMADESC=$(awk -v l="$FMA" -v c="$(jget cores "$OUT")" -v u="$(jget fma_units "$OUT")" \
         -v b="$(jget vector_bits "$OUT")" -v g="$(jget clock_ghz "$OUT")" \
